@@ -1,0 +1,24 @@
+# The two commands of the README:
+#   make demo   runs the headline demo (starts a local ZooKeeper unless ZK_CONNECT is set)
+#   make test   runs the whole test suite (go vet + go test -race) against a real ZooKeeper
+# Both install what they need first (scripts/install-deps.sh).
+
+GO ?= go
+TEST_TIMEOUT ?= 20m
+
+.PHONY: demo test deps vet bench fuzz
+
+deps:
+	@scripts/install-deps.sh
+
+demo: deps
+	$(GO) run ./examples/demo
+
+test: deps vet
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+vet:
+	$(GO) vet ./...
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./recipes/...

@@ -1,0 +1,367 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// CreateMode is the kind of node Create makes.
+type CreateMode int
+
+const (
+	ModePersistent CreateMode = iota
+	ModeEphemeral
+	ModePersistentSequential
+	ModeEphemeralSequential
+	// ModeContainer: removed by the server once its last child is gone.
+	ModeContainer
+	// ModePersistentTTL: removed by the server after a TTL without children
+	// or changes (the server must run with zookeeper.extendedTypesEnabled).
+	ModePersistentTTL
+	ModePersistentSequentialTTL
+)
+
+func (m CreateMode) valid() bool { return m >= ModePersistent && m <= ModePersistentSequentialTTL }
+
+// Ephemeral reports whether nodes of this mode die with their session.
+func (m CreateMode) Ephemeral() bool { return m == ModeEphemeral || m == ModeEphemeralSequential }
+
+// Sequential reports whether the server appends a sequence number.
+func (m CreateMode) Sequential() bool {
+	return m == ModePersistentSequential || m == ModeEphemeralSequential || m == ModePersistentSequentialTTL
+}
+
+func (m CreateMode) flags() int32 {
+	switch m {
+	case ModeEphemeral:
+		return zk.FlagEphemeral
+	case ModePersistentSequential:
+		return zk.FlagSequence
+	case ModeEphemeralSequential:
+		return zk.FlagEphemeralSequential
+	case ModeContainer:
+		return zk.FlagContainer
+	case ModePersistentTTL:
+		return zk.FlagTTL
+	case ModePersistentSequentialTTL:
+		return zk.FlagPersistentSequentialWithTTL
+	}
+	return zk.FlagPersistent
+}
+
+type parentsMode int
+
+const (
+	noParents parentsMode = iota
+	persistentParents
+	containerParents
+)
+
+type createOptions struct {
+	mode      CreateMode
+	protected bool
+	parents   parentsMode
+	acl       []ACL
+	ttl       time.Duration
+	err       error
+}
+
+// CreateOption configures one Create.
+type CreateOption func(*createOptions)
+
+// WithMode sets the node's mode (default ModePersistent).
+func WithMode(m CreateMode) CreateOption {
+	return func(o *createOptions) {
+		if !m.valid() && o.err == nil {
+			o.err = fmt.Errorf("%w: create mode %d", ErrInvalidArgument, m)
+		}
+		o.mode = m
+	}
+}
+
+// WithProtection is Curator's protected mode: the node's name gets a
+// "_c_<uuid>-" prefix, and when a create fails for connection reasons the
+// client looks for the node by that prefix before trying again, accepting an
+// ephemeral one only if its owner is the current session (CURATOR-498).
+// If the caller gives up (context done, retries exhausted) the node, if it
+// was in fact created, is deleted in the background.
+func WithProtection() CreateOption { return func(o *createOptions) { o.protected = true } }
+
+// WithParents creates missing parent nodes as persistent nodes with empty
+// data (Curator's creatingParentsIfNeeded).
+func WithParents() CreateOption { return func(o *createOptions) { o.parents = persistentParents } }
+
+// WithParentContainers creates missing parent nodes as container nodes, so
+// the server removes them once they are empty (Curator's
+// creatingParentContainersIfNeeded).
+func WithParentContainers() CreateOption { return func(o *createOptions) { o.parents = containerParents } }
+
+// WithACL sets the node's ACL instead of the client's ACL provider's.
+func WithACL(acl ...ACL) CreateOption {
+	return func(o *createOptions) {
+		if len(acl) == 0 && o.err == nil {
+			o.err = fmt.Errorf("%w: empty ACL", ErrInvalidArgument)
+		}
+		o.acl = acl
+	}
+}
+
+// WithTTL sets the TTL of a ModePersistentTTL or ModePersistentSequentialTTL node.
+func WithTTL(d time.Duration) CreateOption { return func(o *createOptions) { o.ttl = d } }
+
+// Created describes a node Create made.
+type Created struct {
+	// Path is the node's path, as the caller names paths (sequence included).
+	Path string
+	// Session is the session an ephemeral node belongs to (nil otherwise):
+	// the node lives until Session.Done() is closed.
+	Session *Session
+}
+
+// Create makes a node and returns its path (with the sequence number for
+// sequential modes). See CreateNode.
+func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
+	n, err := c.CreateNode(ctx, path, data, opts...)
+	return n.Path, err
+}
+
+// CreateNode makes a node in the retry loop. A plain create that failed for
+// connection reasons is retried only where that is safe: a retried create of
+// a non-sequential node can return zk.ErrNodeExists if the first attempt
+// had in fact succeeded, and a retried sequential create can leave a
+// duplicate; use WithProtection to be exact (recipes always do).
+func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts ...CreateOption) (Created, error) {
+	var co createOptions
+	for _, o := range opts {
+		if o != nil {
+			o(&co)
+		}
+	}
+	if co.err != nil {
+		return Created{}, &OpError{"create", path, co.err}
+	}
+	ttlMode := co.mode == ModePersistentTTL || co.mode == ModePersistentSequentialTTL
+	if ttlMode != (co.ttl > 0) || co.ttl < 0 {
+		return Created{}, &OpError{"create", path, fmt.Errorf("%w: a TTL (%v) goes with, and only with, a TTL mode", ErrInvalidArgument, co.ttl)}
+	}
+	if err := validatePath(path, co.mode.Sequential()); err != nil || path == "/" {
+		if err == nil {
+			err = fmt.Errorf("%w: cannot create /", ErrInvalidPath)
+		}
+		return Created{}, &OpError{"create", path, err}
+	}
+	if ctx == nil {
+		return Created{}, &OpError{"create", path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}
+	}
+	userPath := path
+	var id string
+	if co.protected {
+		id = NewProtectedID()
+		path = JoinPath(ParentPath(path), ProtectedName(id, NodeName(path)))
+	}
+	full := c.paths.full(path)
+	parentFull := c.paths.full(ParentPath(path))
+	acl := co.acl
+	if acl == nil {
+		acl = c.opts.acl.ForPath(c.paths.aclPath(full))
+	}
+	if err := c.ensureRoot(ctx); err != nil {
+		return Created{}, &OpError{"create", userPath, err}
+	}
+
+	type res = createResult
+	first := true
+	v, err, pending := callPending(c, ctx, "create", userPath, func(conn *zk.Conn) (res, error) {
+		sid := conn.SessionID()
+		if co.protected && !first {
+			found, err := findProtected(conn, parentFull, id)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return res{}, err
+			}
+			if found != "" {
+				if !co.mode.Ephemeral() {
+					return res{found, 0}, nil
+				}
+				ok, st, err := conn.Exists(found)
+				if err != nil {
+					return res{}, err
+				}
+				if ok && st.EphemeralOwner == sid {
+					return res{found, sid}, nil
+				}
+				if ok { // made in a session that is gone: never adopt it (CURATOR-498)
+					c.deleteInBackground(found)
+				}
+			}
+		}
+		first = false
+		p, err := c.createOnce(conn, full, data, co, acl)
+		if err != nil {
+			return res{}, err
+		}
+		if co.mode.Ephemeral() && conn.SessionID() != sid {
+			// The session changed while the create was under way: ask the
+			// server whose node it is.
+			ok, st, err := conn.Exists(p)
+			if err != nil {
+				return res{}, err
+			}
+			if ok {
+				sid = st.EphemeralOwner
+			}
+		}
+		return res{p, sid}, nil
+	})
+	if err != nil {
+		if co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
+			c.cleanupProtected(parentFull, id, pending)
+		}
+		return Created{}, err
+	}
+	n := Created{Path: c.paths.user(v.path)}
+	if co.mode.Ephemeral() {
+		n.Session = c.SessionFor(v.sid)
+	}
+	return n, nil
+}
+
+// createResult is what one create attempt made: the server path and the
+// session that owns it (ephemeral modes).
+type createResult struct {
+	path string
+	sid  int64
+}
+
+func ctxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// findProtected returns the full path of the child of parent whose name
+// carries the protection id, or "".
+func findProtected(conn *zk.Conn, parent, id string) (string, error) {
+	children, _, err := conn.Children(parent)
+	if err != nil {
+		return "", err
+	}
+	head := ProtectedPrefix + id + "-"
+	for _, ch := range children {
+		if strings.HasPrefix(ch, head) {
+			return joinFull(parent, ch), nil
+		}
+	}
+	return "", nil
+}
+
+func joinFull(parent, child string) string { return JoinPath(parent, child) }
+
+// cleanupProtected deletes, in the background, the node a failed protected
+// create may have made (Curator's FindAndDeleteProtectedNodeInBackground).
+// If an attempt is still in flight, it waits for its outcome first.
+func (c *Client) cleanupProtected(parentFull, id string, pending <-chan outcome[createResult]) {
+	find := func() {
+		c.bg.submit("find and delete protected "+id, func(ctx context.Context) error {
+			found, err := call(c, ctx, "find protected", c.paths.user(parentFull), func(conn *zk.Conn) (string, error) {
+				return findProtected(conn, parentFull, id)
+			})
+			if errors.Is(err, zk.ErrNoNode) || (err == nil && found == "") {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return c.deleteFull(ctx, found, -1)
+		})
+	}
+	if pending == nil {
+		find()
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		select {
+		case <-pending:
+			find()
+		case <-c.ctx.Done():
+		}
+	}()
+}
+
+// createOnce makes the node, and its parents if asked, on one connection.
+func (c *Client) createOnce(conn *zk.Conn, full string, data []byte, co createOptions, acl []ACL) (string, error) {
+	create := func() (string, error) {
+		switch co.mode {
+		case ModeContainer:
+			return conn.CreateContainer(full, data, zk.FlagContainer, acl)
+		case ModePersistentTTL, ModePersistentSequentialTTL:
+			return conn.CreateTTL(full, data, co.mode.flags(), acl, co.ttl)
+		default:
+			return conn.Create(full, data, co.mode.flags(), acl)
+		}
+	}
+	p, err := create()
+	if errors.Is(err, zk.ErrNoNode) && co.parents != noParents {
+		if err := c.mkdirs(conn, ParentPath(full), co.parents == containerParents); err != nil {
+			return "", err
+		}
+		p, err = create()
+	}
+	return p, err
+}
+
+// mkdirs makes every missing node of a server path, top down, with empty
+// data and the ACL provider's ACL (Curator's ZKPaths.mkdirs).
+func (c *Client) mkdirs(conn *zk.Conn, full string, container bool) error {
+	if full == "/" || full == "" {
+		return nil
+	}
+	for i := 1; i <= len(full); i++ {
+		if i < len(full) && full[i] != '/' {
+			continue
+		}
+		p := full[:i]
+		ok, _, err := conn.Exists(p)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		acl := c.opts.acl.ForPath(c.paths.aclPath(p))
+		if container {
+			_, err = conn.CreateContainer(p, nil, zk.FlagContainer, acl)
+		} else {
+			_, err = conn.Create(p, nil, zk.FlagPersistent, acl)
+		}
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureRoot makes the chroot and namespace nodes once (persistent, so an
+// empty namespace is not reaped under the client). A failure is retried on
+// the next create.
+func (c *Client) ensureRoot(ctx context.Context) error {
+	if c.paths.prefix == "" || c.rootReady.Load() {
+		return nil
+	}
+	_, err := call(c, ctx, "create namespace", "/", func(conn *zk.Conn) (struct{}, error) {
+		return struct{}{}, c.mkdirs(conn, c.paths.prefix, false)
+	})
+	if err != nil {
+		var oe *OpError
+		if errors.As(err, &oe) {
+			return oe.Err
+		}
+		return err
+	}
+	c.rootReady.Store(true)
+	return nil
+}

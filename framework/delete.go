@@ -1,0 +1,120 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+type deleteOptions struct {
+	version       int32
+	guaranteed    bool
+	children      bool
+	ignoreMissing bool
+}
+
+// DeleteOption configures one Delete.
+type DeleteOption func(*deleteOptions)
+
+// WithVersion deletes only if the node's version matches (default -1: any).
+func WithVersion(v int32) DeleteOption { return func(o *deleteOptions) { o.version = v } }
+
+// Guaranteed is Curator's guaranteed delete: if the delete cannot be
+// confirmed for connection reasons (or ctx ends first), the client keeps
+// deleting in the background, on every reconnection, until the node is gone
+// (zk.ErrNoNode ends it, CURATOR-42) or the client is closed. The caller
+// still gets an error (wrapping ErrDeletePending, as *DeletePendingError):
+// the delete is not done yet (CURATOR-678), and it can wait for it.
+func Guaranteed() DeleteOption { return func(o *deleteOptions) { o.guaranteed = true } }
+
+// WithChildren deletes the node's children first, recursively (Curator's
+// deletingChildrenIfNeeded).
+func WithChildren() DeleteOption { return func(o *deleteOptions) { o.children = true } }
+
+// IgnoreMissing makes a delete of a node that does not exist succeed
+// (Curator's quietly).
+func IgnoreMissing() DeleteOption { return func(o *deleteOptions) { o.ignoreMissing = true } }
+
+// Delete deletes a node in the retry loop.
+func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) error {
+	do := deleteOptions{version: -1}
+	for _, o := range opts {
+		if o != nil {
+			o(&do)
+		}
+	}
+	full, err := c.checkPath("delete", path)
+	if err != nil {
+		return err
+	}
+	if path == "/" {
+		return &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", ErrInvalidPath)}
+	}
+	if ctx == nil {
+		return &OpError{"delete", path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}
+	}
+	_, err = call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
+		return struct{}{}, deleteTree(conn, full, do.version, do.children)
+	})
+	if err == nil || (do.ignoreMissing && errors.Is(err, zk.ErrNoNode)) {
+		return nil
+	}
+	if do.guaranteed && (retryable(err) || ctxErr(err)) {
+		done := c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {
+			_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
+				return struct{}{}, deleteTree(conn, full, do.version, do.children)
+			})
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil
+			}
+			return err
+		})
+		var oe *OpError
+		cause := err
+		if errors.As(err, &oe) {
+			cause = oe.Err
+		}
+		return &DeletePendingError{Path: path, Err: cause, done: done}
+	}
+	return err
+}
+
+// deleteTree deletes a node, its children first if asked.
+func deleteTree(conn *zk.Conn, full string, version int32, children bool) error {
+	for {
+		if children {
+			kids, _, err := conn.Children(full)
+			if err != nil {
+				return err
+			}
+			for _, k := range kids {
+				if err := deleteTree(conn, JoinPath(full, k), -1, true); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					return err
+				}
+			}
+		}
+		err := conn.Delete(full, version)
+		if children && errors.Is(err, zk.ErrNotEmpty) {
+			continue // a child appeared meanwhile
+		}
+		return err
+	}
+}
+
+// deleteFull deletes a server path; a missing node counts as deleted.
+func (c *Client) deleteFull(ctx context.Context, full string, version int32) error {
+	_, err := call(c, ctx, "delete", c.paths.user(full), func(conn *zk.Conn) (struct{}, error) {
+		return struct{}{}, conn.Delete(full, version)
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
+// deleteInBackground deletes a server path in the background until it is gone.
+func (c *Client) deleteInBackground(full string) <-chan struct{} {
+	return c.bg.submit("delete "+full, func(ctx context.Context) error { return c.deleteFull(ctx, full, -1) })
+}

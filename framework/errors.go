@@ -1,0 +1,129 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Sentinel errors of the framework. Errors from ZooKeeper keep go-zookeeper's
+// sentinels in their chain, so errors.Is(err, zk.ErrNoNode) keeps working.
+var (
+	// ErrClosed is returned by every call on a client that has been closed.
+	ErrClosed = errors.New("framework: client closed")
+	// ErrInvalidPath is returned, before any I/O, for a path ZooKeeper would reject.
+	ErrInvalidPath = errors.New("framework: invalid path")
+	// ErrInvalidArgument is returned, before any I/O, for a nil, zero or negative
+	// value where a valid one is required.
+	ErrInvalidArgument = errors.New("framework: invalid argument")
+	// ErrConnectionLoss means the operation's outcome is unknown because the
+	// connection to ZooKeeper was lost (ZooKeeper's CONNECTIONLOSS). It is
+	// retried by the retry loop; it reaches the caller once the policy gives up.
+	ErrConnectionLoss = errors.New("framework: connection loss")
+	// ErrOperationTimeout is ZooKeeper's OPERATIONTIMEOUT; retried like ErrConnectionLoss.
+	ErrOperationTimeout = errors.New("framework: operation timeout")
+	// ErrSessionLost means the ZooKeeper session an operation or a watch
+	// depended on has expired or was declared lost; ephemeral nodes of that
+	// session are gone or going.
+	ErrSessionLost = errors.New("framework: session lost")
+	// ErrDeletePending is wrapped by the error of a guaranteed delete that could
+	// not be confirmed in the foreground; the delete goes on in the background.
+	// errors.As the error into *DeletePendingError to wait for it.
+	ErrDeletePending = errors.New("framework: delete pending in background")
+)
+
+// OpError is the error of one ZooKeeper operation: what was done, on which
+// path (as the caller named it, without namespace or chroot), and why.
+type OpError struct {
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *OpError) Error() string {
+	if e.Path == "" {
+		return "framework: " + e.Op + ": " + e.Err.Error()
+	}
+	return "framework: " + e.Op + " " + e.Path + ": " + e.Err.Error()
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// DeletePendingError is returned by a guaranteed Delete that failed in the
+// foreground for connection reasons: the node may still exist, and the client
+// keeps deleting it in the background until it is gone (or the client is
+// closed). Wait blocks until then.
+type DeletePendingError struct {
+	Path string
+	Err  error // the foreground failure
+	done <-chan struct{}
+}
+
+func (e *DeletePendingError) Error() string {
+	return fmt.Sprintf("framework: delete %s: %v (retrying in the background)", e.Path, e.Err)
+}
+
+func (e *DeletePendingError) Unwrap() []error { return []error{ErrDeletePending, e.Err} }
+
+// Wait blocks until the background delete has finished or ctx is done.
+func (e *DeletePendingError) Wait(ctx context.Context) error {
+	select {
+	case <-e.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// codedError maps ZooKeeper error codes that go-zookeeper has no sentinel for
+// ("unknown error: -4") onto ours, keeping the original in the chain.
+type codedError struct {
+	sentinel error
+	cause    error
+}
+
+func (e *codedError) Error() string   { return e.sentinel.Error() + " (" + e.cause.Error() + ")" }
+func (e *codedError) Unwrap() []error { return []error{e.sentinel, e.cause} }
+
+// classify turns what go-zookeeper returned into our error vocabulary.
+// closed says whether our client has been closed.
+func classify(err error, closed bool) error {
+	if err == nil {
+		return nil
+	}
+	if closed && (errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed)) {
+		return ErrClosed
+	}
+	switch {
+	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer), errors.Is(err, zk.ErrClosing):
+		return &codedError{ErrConnectionLoss, err}
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "unknown error: -4"):
+		return &codedError{ErrConnectionLoss, err}
+	case strings.HasPrefix(msg, "unknown error: -7"):
+		return &codedError{ErrOperationTimeout, err}
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) { // a raw net error from a failed socket write
+		return &codedError{ErrConnectionLoss, err}
+	}
+	return err
+}
+
+// retryable reports whether the retry loop may try an operation again after
+// err (already classified): Curator retries CONNECTIONLOSS, OPERATIONTIMEOUT,
+// SESSIONMOVED and SESSIONEXPIRED.
+func retryable(err error) bool {
+	return errors.Is(err, ErrConnectionLoss) || errors.Is(err, ErrOperationTimeout) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrSessionExpired)
+}
+
+// IsRetryable reports whether err is of the kind the retry loop retries
+// (connection loss, operation timeout, session moved or expired): the
+// operation's outcome is unknown rather than refused.
+func IsRetryable(err error) bool { return retryable(err) }

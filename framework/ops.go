@@ -1,0 +1,216 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Stat is ZooKeeper's node metadata (go-zookeeper's type).
+type Stat = zk.Stat
+
+// ACL is one ZooKeeper access control entry (go-zookeeper's type).
+type ACL = zk.ACL
+
+// checkPath validates a caller's path and maps it to the server's.
+func (c *Client) checkPath(op, path string) (string, error) {
+	if err := validatePath(path, false); err != nil {
+		return "", &OpError{op, path, err}
+	}
+	return c.paths.full(path), nil
+}
+
+// Get returns a node's data and stat (Curator's getData).
+func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
+	full, err := c.checkPath("get", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	type r struct {
+		data []byte
+		stat *Stat
+	}
+	res, err := call(c, ctx, "get", path, func(conn *zk.Conn) (r, error) {
+		d, s, err := conn.Get(full)
+		return r{d, s}, err
+	})
+	return res.data, res.stat, err
+}
+
+// readW is a read that sets a watch, through our demultiplexer: when a
+// server watch of this kind is already armed on the node, it reads without
+// arming another.
+func readW[T any](c *Client, ctx context.Context, op, path string, kind watchKind,
+	plain func(*zk.Conn, string) (T, error), watched func(*zk.Conn, string) (T, error)) (T, *Watch, error) {
+	var zero T
+	full, err := c.checkPath(op, path)
+	if err != nil {
+		return zero, nil, err
+	}
+	key := watchKey{full, kind}
+	w, e, armed := c.watches.add(key, path)
+	var v T
+	if armed {
+		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return plain(conn, full) })
+	} else {
+		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return watched(conn, full) })
+		if err == nil {
+			c.watches.armed(key, e)
+		}
+	}
+	if err != nil {
+		c.watches.failed(w, e)
+		return zero, nil, err
+	}
+	return v, w, nil
+}
+
+type dataStat struct {
+	data []byte
+	stat *Stat
+}
+
+// GetW is Get that also sets a data watch, which fires when the node's data
+// changes or the node is deleted. If the node does not exist, it returns
+// zk.ErrNoNode and leaves no watch anywhere (unlike ExistsW): this is the
+// watch lock recipes use on their predecessor.
+func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, *Watch, error) {
+	v, w, err := readW(c, ctx, "get", path, watchData,
+		func(conn *zk.Conn, p string) (dataStat, error) {
+			d, s, err := conn.Get(p)
+			return dataStat{d, s}, err
+		},
+		func(conn *zk.Conn, p string) (dataStat, error) {
+			d, s, _, err := conn.GetW(p)
+			return dataStat{d, s}, err
+		})
+	return v.data, v.stat, w, err
+}
+
+// Set writes a node's data if its version matches (-1 matches any).
+func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
+	full, err := c.checkPath("set", path)
+	if err != nil {
+		return nil, err
+	}
+	return call(c, ctx, "set", path, func(conn *zk.Conn) (*Stat, error) {
+		return conn.Set(full, data, version)
+	})
+}
+
+type childrenStat struct {
+	children []string
+	stat     *Stat
+}
+
+// Children returns the names of a node's children (unsorted, as the server
+// returns them) and the node's stat.
+func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, error) {
+	full, err := c.checkPath("children", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := call(c, ctx, "children", path, func(conn *zk.Conn) (childrenStat, error) {
+		ch, s, err := conn.Children(full)
+		return childrenStat{ch, s}, err
+	})
+	return v.children, v.stat, err
+}
+
+// ChildrenW is Children that also sets a child watch, which fires when a
+// child is added or removed, or the node is deleted.
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, *Watch, error) {
+	v, w, err := readW(c, ctx, "children", path, watchChild,
+		func(conn *zk.Conn, p string) (childrenStat, error) {
+			ch, s, err := conn.Children(p)
+			return childrenStat{ch, s}, err
+		},
+		func(conn *zk.Conn, p string) (childrenStat, error) {
+			ch, s, _, err := conn.ChildrenW(p)
+			return childrenStat{ch, s}, err
+		})
+	return v.children, v.stat, w, err
+}
+
+type existsStat struct {
+	ok   bool
+	stat *Stat
+}
+
+// Exists reports whether a node exists, with its stat when it does.
+func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
+	full, err := c.checkPath("exists", path)
+	if err != nil {
+		return false, nil, err
+	}
+	v, err := call(c, ctx, "exists", path, func(conn *zk.Conn) (existsStat, error) {
+		ok, s, err := conn.Exists(full)
+		return existsStat{ok, s}, err
+	})
+	if !v.ok {
+		v.stat = nil
+	}
+	return v.ok, v.stat, err
+}
+
+// ExistsW is Exists that also sets a watch, which fires when the node is
+// created, changed or deleted. Note that on a missing node the server keeps
+// this watch until the node is created; recipes use GetW instead.
+func (c *Client) ExistsW(ctx context.Context, path string) (bool, *Stat, *Watch, error) {
+	v, w, err := readW(c, ctx, "exists", path, watchExist,
+		func(conn *zk.Conn, p string) (existsStat, error) {
+			ok, s, err := conn.Exists(p)
+			return existsStat{ok, s}, err
+		},
+		func(conn *zk.Conn, p string) (existsStat, error) {
+			ok, s, _, err := conn.ExistsW(p)
+			return existsStat{ok, s}, err
+		})
+	if !v.ok {
+		v.stat = nil
+	}
+	return v.ok, v.stat, w, err
+}
+
+// Sync asks the server the client is connected to to catch up with the
+// leader for path, so that a following read sees every write committed before.
+func (c *Client) Sync(ctx context.Context, path string) error {
+	full, err := c.checkPath("sync", path)
+	if err != nil {
+		return err
+	}
+	_, err = call(c, ctx, "sync", path, func(conn *zk.Conn) (string, error) { return conn.Sync(full) })
+	return err
+}
+
+// GetACL returns a node's ACL and stat.
+func (c *Client) GetACL(ctx context.Context, path string) ([]ACL, *Stat, error) {
+	full, err := c.checkPath("getACL", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	type r struct {
+		acl  []ACL
+		stat *Stat
+	}
+	v, err := call(c, ctx, "getACL", path, func(conn *zk.Conn) (r, error) {
+		a, s, err := conn.GetACL(full)
+		return r{a, s}, err
+	})
+	return v.acl, v.stat, err
+}
+
+// SetACL sets a node's ACL if its ACL version matches (-1 matches any).
+func (c *Client) SetACL(ctx context.Context, path string, acl []ACL, version int32) (*Stat, error) {
+	full, err := c.checkPath("setACL", path)
+	if err != nil {
+		return nil, err
+	}
+	if len(acl) == 0 {
+		return nil, &OpError{"setACL", path, fmt.Errorf("%w: empty ACL", ErrInvalidArgument)}
+	}
+	return call(c, ctx, "setACL", path, func(conn *zk.Conn) (*Stat, error) {
+		return conn.SetACL(full, acl, version)
+	})
+}

@@ -1,0 +1,200 @@
+package framework
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/retry"
+)
+
+// Defaults, as Curator's CuratorFrameworkFactory has them.
+const (
+	DefaultSessionTimeout    = 60 * time.Second
+	DefaultConnectionTimeout = 15 * time.Second
+)
+
+// ACLProvider chooses the ACL of every node the client creates (Curator's
+// ACLProvider). ForPath receives the node's path as the server sees it below
+// the chroot, namespace included.
+type ACLProvider interface {
+	ForPath(path string) []zk.ACL
+}
+
+// ACLFunc adapts a function to an ACLProvider.
+type ACLFunc func(path string) []zk.ACL
+
+// ForPath calls f.
+func (f ACLFunc) ForPath(path string) []zk.ACL { return f(path) }
+
+// OpenACL is the default ACL provider: world:anyone with every permission
+// (Curator's default, ZooDefs.Ids.OPEN_ACL_UNSAFE).
+var OpenACL ACLProvider = ACLFunc(func(string) []zk.ACL { return zk.WorldACL(zk.PermAll) })
+
+// Dialer opens the TCP (or TLS) connection to one ZooKeeper server; with it,
+// a client can reach ZooKeeper's secure port through crypto/tls.
+type Dialer func(network, address string, timeout time.Duration) (net.Conn, error)
+
+type auth struct {
+	scheme string
+	auth   []byte
+}
+
+type options struct {
+	sessionTimeout    time.Duration
+	connectionTimeout time.Duration
+	retryPolicy       retry.Policy
+	namespace         string
+	auths             []auth
+	acl               ACLProvider
+	defaultData       []byte
+	dialer            Dialer
+	logger            *slog.Logger
+	expirePercent     int
+	err               error
+}
+
+// Option configures a Client (see New).
+type Option func(*options)
+
+func (o *options) fail(format string, args ...any) {
+	if o.err == nil {
+		o.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+	}
+}
+
+// WithSessionTimeout sets the session timeout asked of the server (default
+// 60 s, Curator's; the server bounds it by its min/max session timeout).
+func WithSessionTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.fail("session timeout %v must be positive", d)
+		}
+		o.sessionTimeout = d
+	}
+}
+
+// WithConnectionTimeout sets how long an operation waits for a connection
+// before it is tried anyway (default 15 s, Curator's).
+func WithConnectionTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.fail("connection timeout %v must be positive", d)
+		}
+		o.connectionTimeout = d
+	}
+}
+
+// WithRetryPolicy sets the policy of the retry loop every operation runs in
+// (default: exponential backoff, 100 ms base, 3 retries).
+func WithRetryPolicy(p retry.Policy) Option {
+	return func(o *options) {
+		if p == nil {
+			o.fail("nil retry policy")
+		}
+		o.retryPolicy = p
+	}
+}
+
+// WithNamespace prefixes every path with "/"+ns (Curator's namespace); the
+// prefix is stripped from every path the client returns.
+func WithNamespace(ns string) Option {
+	return func(o *options) {
+		if ns != "" {
+			if err := validatePath("/"+ns, false); err != nil {
+				o.fail("namespace %q: %v", ns, err)
+			}
+		}
+		o.namespace = ns
+	}
+}
+
+// WithAuth adds authentication (e.g. "digest", "user:password"), applied to
+// every connection and session the client makes.
+func WithAuth(scheme string, credentials []byte) Option {
+	return func(o *options) {
+		if scheme == "" {
+			o.fail("empty auth scheme")
+		}
+		o.auths = append(o.auths, auth{scheme, append([]byte(nil), credentials...)})
+	}
+}
+
+// WithACLProvider sets the ACL provider for created nodes (default OpenACL).
+func WithACLProvider(p ACLProvider) Option {
+	return func(o *options) {
+		if p == nil {
+			o.fail("nil ACL provider")
+		}
+		o.acl = p
+	}
+}
+
+// WithDefaultData sets the data recipes store in the nodes they create when
+// the caller gives none (default: this host's IP address, as Curator does).
+func WithDefaultData(data []byte) Option {
+	return func(o *options) { o.defaultData = append([]byte(nil), data...) }
+}
+
+// WithDialer sets how connections to servers are opened (e.g. with TLS).
+func WithDialer(d Dialer) Option {
+	return func(o *options) {
+		if d == nil {
+			o.fail("nil dialer")
+		}
+		o.dialer = d
+	}
+}
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l == nil {
+			o.fail("nil logger")
+		}
+		o.logger = l
+	}
+}
+
+// WithSessionExpirationPercent sets after which share of the session timeout
+// spent disconnected the client declares the session LOST itself (Curator's
+// simulatedSessionExpirationPercent, default 100). It must be in (0, 100].
+func WithSessionExpirationPercent(p int) Option {
+	return func(o *options) {
+		if p <= 0 || p > 100 {
+			o.fail("session expiration percent %d not in (0, 100]", p)
+		}
+		o.expirePercent = p
+	}
+}
+
+func defaultOptions() options {
+	policy, _ := retry.NewExponentialBackoff(100*time.Millisecond, 3)
+	return options{
+		sessionTimeout:    DefaultSessionTimeout,
+		connectionTimeout: DefaultConnectionTimeout,
+		retryPolicy:       policy,
+		acl:               OpenACL,
+		defaultData:       localAddress(),
+		dialer:            net.DialTimeout,
+		logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		expirePercent:     100,
+	}
+}
+
+// localAddress is Curator's default node data: the local host's IP address.
+func localAddress() []byte {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				return []byte(ipn.IP.String())
+			}
+		}
+	}
+	return []byte("127.0.0.1")
+}

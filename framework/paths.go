@@ -1,0 +1,179 @@
+package framework
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// ValidatePath reports whether path is a ZooKeeper path the server accepts,
+// by ZooKeeper's own rules (PathUtils.validatePath): absolute, no empty, "."
+// or ".." component, no trailing slash, no control or reserved characters.
+// The error wraps ErrInvalidPath.
+func ValidatePath(path string) error {
+	return validatePath(path, false)
+}
+
+func validatePath(path string, sequential bool) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w %q: %s", ErrInvalidPath, path, why)
+	}
+	if path == "" {
+		return bad("empty")
+	}
+	if path[0] != '/' {
+		return bad("must start with /")
+	}
+	if path == "/" {
+		return nil
+	}
+	if strings.HasSuffix(path, "/") && !sequential {
+		return bad("must not end with /")
+	}
+	if !utf8.ValidString(path) {
+		return bad("not valid UTF-8")
+	}
+	for _, part := range strings.Split(path[1:], "/") {
+		switch part {
+		case "":
+			if !sequential {
+				return bad("empty component")
+			}
+		case ".", "..":
+			return bad("relative component " + part)
+		}
+	}
+	for _, r := range path {
+		switch {
+		case r == 0:
+			return bad("null character")
+		case r > 0 && r < 0x20, r >= 0x7f && r <= 0x9f,
+			r >= 0xd800 && r <= 0xf8ff, r >= 0xfff0 && r <= 0xffff:
+			return bad(fmt.Sprintf("invalid character %U", r))
+		}
+	}
+	return nil
+}
+
+// JoinPath joins a parent path and a child name into a ZooKeeper path.
+func JoinPath(parent, child string) string {
+	if parent == "/" {
+		return "/" + child
+	}
+	return parent + "/" + child
+}
+
+// NodeName returns the last component of a path ("/a/b" gives "b").
+func NodeName(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+// ParentPath returns the parent of a path ("/a/b" gives "/a", "/a" gives "/").
+func ParentPath(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+// parseConnectString splits "h1:p1,h2:p2/chroot" into servers and chroot
+// ("" when none), as ZooKeeper's Java client does.
+func parseConnectString(s string) (servers []string, chroot string, err error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, "", fmt.Errorf("%w: empty connect string", ErrInvalidArgument)
+	}
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		chroot = s[i:]
+		s = s[:i]
+		if chroot == "/" {
+			chroot = ""
+		} else if err := validatePath(chroot, false); err != nil {
+			return nil, "", fmt.Errorf("connect string chroot: %w", err)
+		}
+	}
+	for _, h := range strings.Split(s, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, "", fmt.Errorf("%w: empty host in connect string %q", ErrInvalidArgument, s)
+		}
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			host, port = h, "2181"
+		}
+		if host == "" {
+			return nil, "", fmt.Errorf("%w: empty host in connect string %q", ErrInvalidArgument, s)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+			return nil, "", fmt.Errorf("%w: bad port in %q", ErrInvalidArgument, h)
+		}
+		servers = append(servers, net.JoinHostPort(host, port))
+	}
+	return servers, chroot, nil
+}
+
+// pather maps the caller's paths onto the server's (chroot + namespace) and back.
+type pather struct {
+	prefix string // chroot + "/" + namespace, "" for none
+	zkRoot string // prefix, or "/" when none
+	nsRoot string // the namespace root as the ACL provider sees it ("/ns"), or "/"
+	chroot string
+}
+
+func newPather(chroot, namespace string) pather {
+	prefix := chroot
+	ns := "/"
+	if namespace != "" {
+		prefix += "/" + namespace
+		ns = "/" + namespace
+	}
+	root := prefix
+	if root == "" {
+		root = "/"
+	}
+	return pather{prefix: prefix, zkRoot: root, nsRoot: ns, chroot: chroot}
+}
+
+// full maps a caller's path to the server's path.
+func (p pather) full(path string) string {
+	if p.prefix == "" {
+		return path
+	}
+	if path == "/" {
+		return p.prefix
+	}
+	return p.prefix + path
+}
+
+// user maps a server path back to the caller's; paths outside the prefix
+// are returned unchanged.
+func (p pather) user(path string) string {
+	if p.prefix == "" {
+		return path
+	}
+	if path == p.prefix {
+		return "/"
+	}
+	if strings.HasPrefix(path, p.prefix+"/") {
+		return path[len(p.prefix):]
+	}
+	return path
+}
+
+// aclPath maps a server path to the path an ACLProvider sees: relative to
+// the chroot (as ZooKeeper's Java client sees it), including the namespace.
+func (p pather) aclPath(full string) string {
+	if p.chroot == "" {
+		return full
+	}
+	if full == p.chroot {
+		return "/"
+	}
+	return strings.TrimPrefix(full, p.chroot)
+}

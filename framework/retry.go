@@ -1,0 +1,98 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// outcome is the result of one attempt run on its own goroutine.
+type outcome[T any] struct {
+	v   T
+	err error
+}
+
+// attempt runs fn so that the caller can stop waiting when ctx is done.
+// go-zookeeper calls cannot be cancelled, so an abandoned call finishes in
+// the background; pending then yields its real outcome (for cleanup). When
+// ctx cannot be cancelled, fn runs on the caller's goroutine.
+func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, err error, pending <-chan outcome[T]) {
+	if ctx.Done() == nil {
+		v, err = fn()
+		return v, err, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return v, err, nil
+	}
+	ch := make(chan outcome[T], 1)
+	go func() {
+		v, err := fn()
+		ch <- outcome[T]{v, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.v, o.err, nil
+	case <-ctx.Done():
+		select {
+		case o := <-ch:
+			return o.v, o.err, nil
+		default:
+		}
+		return v, ctx.Err(), ch
+	}
+}
+
+// call runs fn in Curator's retry loop: wait (up to the connection timeout)
+// for a connection, try, and on a retryable error (connection loss, operation
+// timeout, session moved or expired) ask the retry policy whether and when to
+// try again. ctx bounds the whole loop. Errors come back as *OpError.
+func call[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, error) {
+	v, err, _ := callPending(c, ctx, op, path, fn)
+	return v, err
+}
+
+// callPending is call that also hands back, when ctx ended an attempt that
+// was still in flight, a channel with that attempt's real outcome.
+func callPending[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, error, <-chan outcome[T]) {
+	var zero T
+	if ctx == nil {
+		return zero, &OpError{op, path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}, nil
+	}
+	start := time.Now()
+	for n := 0; ; n++ {
+		conn, err := c.currentConn(ctx)
+		if err != nil {
+			return zero, &OpError{op, path, err}, nil
+		}
+		v, err, pending := attempt(ctx, func() (T, error) { return fn(conn) })
+		if err == nil {
+			return v, nil, nil
+		}
+		if pending != nil {
+			return zero, &OpError{op, path, err}, pending
+		}
+		err = classify(err, c.isClosed())
+		if !retryable(err) {
+			return zero, &OpError{op, path, err}, nil
+		}
+		sleep, ok := c.opts.retryPolicy.Next(n, time.Since(start))
+		if !ok {
+			return zero, &OpError{op, path, err}, nil
+		}
+		c.opts.logger.Debug("retrying", "op", op, "path", path, "retry", n+1, "sleep", sleep, "err", err)
+		if sleep > 0 {
+			t := time.NewTimer(sleep)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return zero, &OpError{op, path, ctx.Err()}, nil
+			case <-c.ctx.Done():
+				t.Stop()
+				return zero, &OpError{op, path, ErrClosed}, nil
+			}
+		}
+	}
+}

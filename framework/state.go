@@ -1,0 +1,142 @@
+package framework
+
+import "sync"
+
+// State is a connection state with Curator's meaning (ConnectionState).
+type State int
+
+const (
+	// StateConnected: the first successful connection of the client.
+	StateConnected State = iota + 1
+	// StateSuspended: the connection was lost; the session may still be alive.
+	// Whatever depends on the session (a lock, a lease) is in doubt.
+	StateSuspended
+	// StateReconnected: connected again after SUSPENDED or LOST (after LOST,
+	// with a new session).
+	StateReconnected
+	// StateLost: the session is gone: expired as the server said, or declared
+	// lost by the client after being disconnected for the session timeout.
+	// Ephemeral nodes of that session are gone, or about to be.
+	StateLost
+	// StateReadOnly: connected to a read-only server. go-zookeeper cannot ask
+	// for read-only mode, so this client never reports it; it is here so that
+	// code ported from Curator compiles and reads the same.
+	StateReadOnly
+)
+
+var stateNames = map[State]string{
+	StateConnected:   "CONNECTED",
+	StateSuspended:   "SUSPENDED",
+	StateReconnected: "RECONNECTED",
+	StateLost:        "LOST",
+	StateReadOnly:    "READ_ONLY",
+}
+
+func (s State) String() string {
+	if n, ok := stateNames[s]; ok {
+		return n
+	}
+	return "UNKNOWN"
+}
+
+// IsConnected reports whether s is a connected state (Curator's isConnected).
+func (s State) IsConnected() bool {
+	return s == StateConnected || s == StateReconnected || s == StateReadOnly
+}
+
+// queue is an unbounded FIFO with a wake-up signal, so that producers that
+// must not block (go-zookeeper's event callback) never do, and nothing is dropped.
+type queue[T any] struct {
+	mu     sync.Mutex
+	items  []T
+	signal chan struct{}
+}
+
+func newQueue[T any]() *queue[T] { return &queue[T]{signal: make(chan struct{}, 1)} }
+
+func (q *queue[T]) push(v T) {
+	q.mu.Lock()
+	q.items = append(q.items, v)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue[T]) drain() []T {
+	q.mu.Lock()
+	items := q.items
+	q.items = nil
+	q.mu.Unlock()
+	return items
+}
+
+// listener delivers states to one callback, in order, on its own goroutine,
+// so a slow listener delays only itself.
+type listener struct {
+	q    *queue[State]
+	fn   func(State)
+	stop chan struct{}
+}
+
+func (l *listener) run() {
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-l.q.signal:
+			for _, s := range l.q.drain() {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				l.fn(s)
+			}
+		}
+	}
+}
+
+// AddListener registers fn to receive every connection state change, in
+// order, with none dropped. fn runs on a goroutine of its own, so a slow
+// listener stalls neither the client nor other listeners. The returned func
+// removes the listener; Close removes all (no LOST is posted on Close, as in
+// Curator). A nil fn is ignored.
+func (c *Client) AddListener(fn func(State)) (remove func()) {
+	if fn == nil {
+		return func() {}
+	}
+	l := &listener{q: newQueue[State](), fn: fn, stop: make(chan struct{})}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return func() {}
+	}
+	c.listeners[l] = struct{}{}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() { defer c.wg.Done(); l.run() }()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			delete(c.listeners, l)
+			c.mu.Unlock()
+			close(l.stop)
+		})
+	}
+}
+
+// post records a new state and hands it to every listener; consecutive
+// duplicates are not posted (Curator). Called with c.mu held.
+func (c *Client) post(s State) {
+	if s == c.state {
+		return
+	}
+	c.state = s
+	c.opts.logger.Debug("connection state", "state", s)
+	for l := range c.listeners {
+		l.q.push(s)
+	}
+}

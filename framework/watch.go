@@ -1,0 +1,212 @@
+package framework
+
+import (
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// EventType is the kind of a watch event.
+type EventType int
+
+const (
+	EventNodeCreated EventType = iota + 1
+	EventNodeDeleted
+	EventNodeDataChanged
+	EventNodeChildrenChanged
+	// EventNotWatching: the watch ended without a node event because the
+	// session was lost or the client closed; Event.Err says which.
+	EventNotWatching
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventNodeCreated:
+		return "NodeCreated"
+	case EventNodeDeleted:
+		return "NodeDeleted"
+	case EventNodeDataChanged:
+		return "NodeDataChanged"
+	case EventNodeChildrenChanged:
+		return "NodeChildrenChanged"
+	case EventNotWatching:
+		return "NotWatching"
+	}
+	return "Unknown"
+}
+
+// Event is what a Watch delivers: once, then the watch is spent.
+type Event struct {
+	Type EventType
+	Path string // as the caller named it
+	Err  error  // for EventNotWatching: ErrSessionLost or ErrClosed
+}
+
+type watchKind int
+
+const (
+	watchData watchKind = iota
+	watchExist
+	watchChild
+)
+
+type watchKey struct {
+	path string // server path
+	kind watchKind
+}
+
+// Watch is a one-shot watch set by GetW, ChildrenW or ExistsW. It delivers
+// exactly one Event on C(). Stop it when you stop waiting: ZooKeeper
+// (through go-zookeeper) cannot remove a watch from the server, but Stop
+// drops everything the client keeps for this waiter. At most one
+// go-zookeeper watch per path and kind is ever outstanding, however many
+// waiters come and go.
+type Watch struct {
+	mux  *watchMux
+	key  watchKey
+	ch   chan Event
+	path string
+}
+
+// C returns the channel the event arrives on (buffered; delivered once).
+func (w *Watch) C() <-chan Event { return w.ch }
+
+// Stop unregisters the watch. It is safe to call more than once, and after
+// the event arrived.
+func (w *Watch) Stop() { w.mux.remove(w) }
+
+// watchEntry is our record of one go-zookeeper watch (path, kind): armed
+// once the server confirmed it, with the waiters to tell when it fires.
+type watchEntry struct {
+	armed bool
+	subs  map[*Watch]struct{}
+}
+
+// watchMux fans go-zookeeper's watch events (seen through its event
+// callback, so we never hold its one-shot channels) out to our waiters.
+type watchMux struct {
+	mu      sync.Mutex
+	entries map[watchKey]*watchEntry
+}
+
+func newWatchMux() *watchMux { return &watchMux{entries: map[watchKey]*watchEntry{}} }
+
+// add registers a waiter and reports whether a server watch is already
+// armed (then a plain read suffices: the armed watch fires on any change
+// after it was set, which is before this read).
+func (m *watchMux) add(key watchKey, userPath string) (*Watch, *watchEntry, bool) {
+	w := &Watch{mux: m, key: key, ch: make(chan Event, 1), path: userPath}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[key]
+	if e == nil {
+		e = &watchEntry{subs: map[*Watch]struct{}{}}
+		m.entries[key] = e
+	}
+	e.subs[w] = struct{}{}
+	return w, e, e.armed
+}
+
+// armed records that the server confirmed the watch for e; if e has fired
+// meanwhile, nothing is recorded.
+func (m *watchMux) armed(key watchKey, e *watchEntry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.entries[key] == e {
+		e.armed = true
+	}
+}
+
+// failed drops a waiter whose read failed (no server watch was set for it).
+func (m *watchMux) failed(w *Watch, e *watchEntry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(e.subs, w)
+	if len(e.subs) == 0 && !e.armed && m.entries[w.key] == e {
+		delete(m.entries, w.key)
+	}
+}
+
+func (m *watchMux) remove(w *Watch) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[w.key]; e != nil {
+		delete(e.subs, w)
+		// An armed entry with no waiter stays until the server fires it: it
+		// stands for the server-side watch, so that a later waiter on the
+		// same node does not arm another one.
+		if len(e.subs) == 0 && !e.armed {
+			delete(m.entries, w.key)
+		}
+	}
+}
+
+func (m *watchMux) fireKey(key watchKey, ev Event) {
+	e := m.entries[key]
+	if e == nil {
+		return
+	}
+	delete(m.entries, key)
+	for w := range e.subs {
+		ev.Path = w.path
+		w.ch <- ev // buffered, delivered once: an entry fires at most once
+	}
+}
+
+// fire delivers a node event to the waiters of the matching kinds, as
+// ZooKeeper's client does (notifyWatches).
+func (m *watchMux) fire(t zk.EventType, path string) {
+	var (
+		et    EventType
+		kinds []watchKind
+	)
+	switch t {
+	case zk.EventNodeCreated:
+		et, kinds = EventNodeCreated, []watchKind{watchExist}
+	case zk.EventNodeDataChanged:
+		et, kinds = EventNodeDataChanged, []watchKind{watchExist, watchData}
+	case zk.EventNodeChildrenChanged:
+		et, kinds = EventNodeChildrenChanged, []watchKind{watchChild}
+	case zk.EventNodeDeleted:
+		et, kinds = EventNodeDeleted, []watchKind{watchExist, watchData, watchChild}
+	default:
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range kinds {
+		m.fireKey(watchKey{path, k}, Event{Type: et})
+	}
+}
+
+func (m *watchMux) invalidate(path string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range []watchKind{watchData, watchExist, watchChild} {
+		m.fireKey(watchKey{path, k}, Event{Type: EventNotWatching, Err: err})
+	}
+}
+
+func (m *watchMux) invalidateAll(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.entries {
+		m.fireKey(k, Event{Type: EventNotWatching, Err: err})
+	}
+}
+
+// size returns how many watch entries and waiters the client keeps.
+func (m *watchMux) size() (entries, waiters int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.entries {
+		entries++
+		waiters += len(e.subs)
+	}
+	return entries, waiters
+}
+
+// WatchStats returns how many server watches the client believes are
+// outstanding and how many waiters wait on them. With every waiter stopped,
+// waiters is zero; tests use it to prove nothing of a waiter stays behind.
+func (c *Client) WatchStats() (armed, waiters int) { return c.watches.size() }
