@@ -1,0 +1,375 @@
+package locks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+)
+
+// Decision is what a Predicate says about our contender node.
+type Decision struct {
+	// Held: we hold the lock (or lease).
+	Held bool
+	// Watch names the contender (a child of the lock path) to wait on, with
+	// a getData watch, when not held. Empty with Held false means: wait for
+	// any change among the lock path's children (the semaphore's lease wait).
+	Watch string
+}
+
+// Predicate decides, from the contenders sorted by sequence (names only)
+// and the index of ours among them, whether we hold the lock and, if not,
+// what to wait for (Curator's LockInternalsDriver.getsTheLock). It is
+// called with ours >= 0.
+type Predicate func(contenders []string, ours int) (Decision, error)
+
+// MaxLeases is the standard predicate (Curator's
+// StandardLockInternalsDriver): the first maxLeases contenders hold; any
+// other waits on the one node maxLeases places before it, so every node is
+// watched by at most one waiter and a release wakes exactly one.
+func MaxLeases(maxLeases int) Predicate {
+	return func(contenders []string, ours int) (Decision, error) {
+		if ours < maxLeases {
+			return Decision{Held: true}, nil
+		}
+		return Decision{Watch: contenders[ours-maxLeases]}, nil
+	}
+}
+
+// RevokeMessage is the data Revoke writes into a holder's node to ask it to
+// release (Curator's LockInternals.REVOKE_MESSAGE).
+var RevokeMessage = []byte("__REVOKE__")
+
+// Driver is the one engine behind every lock-like recipe (Curator's
+// LockInternals with StandardLockInternalsDriver): each contender creates a
+// protected ephemeral-sequential node "<path>/_c_<uuid>-<name><seq>" (parents
+// made as containers, so an unused lock path is reaped by the server);
+// contenders sort by their sequence suffix only; the Predicate decides who
+// holds; a waiter puts a getData watch on the one node the Predicate names.
+// A Driver is stateless and safe for concurrent use.
+type Driver struct {
+	client *framework.Client
+	path   string
+	name   string
+	names  []string
+	pred   Predicate
+}
+
+// NewDriver returns a driver for contenders named name under path. sortNames
+// are every contender name that shares the queue (default: name alone; the
+// read-write lock passes both of its names).
+func NewDriver(client *framework.Client, path, name string, pred Predicate, sortNames ...string) (*Driver, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("%w: lock path: %w", ErrInvalidArgument, err)
+	}
+	if path == "/" {
+		return nil, fmt.Errorf("%w: the lock path cannot be /", ErrInvalidArgument)
+	}
+	if name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("%w: lock name %q", ErrInvalidArgument, name)
+	}
+	if pred == nil {
+		return nil, fmt.Errorf("%w: nil predicate", ErrInvalidArgument)
+	}
+	if len(sortNames) == 0 {
+		sortNames = []string{name}
+	}
+	return &Driver{client: client, path: path, name: name, names: sortNames, pred: pred}, nil
+}
+
+// Path returns the lock path.
+func (d *Driver) Path() string { return d.path }
+
+// Client returns the driver's client.
+func (d *Driver) Client() *framework.Client { return d.client }
+
+// sequence returns the sort key of a contender name: the text after the
+// last occurrence of any of the driver's names (Curator's fixForSorting),
+// and whether the name is a contender at all (that text is a sequence).
+func (d *Driver) sequence(child string) (string, bool) {
+	best := -1
+	for _, n := range d.names {
+		if i := strings.LastIndex(child, n); i >= 0 && i+len(n) > best {
+			best = i + len(n)
+		}
+	}
+	if best < 0 || best == len(child) {
+		return "", false
+	}
+	seq := child[best:]
+	for i, r := range seq {
+		if (r < '0' || r > '9') && !(i == 0 && r == '-' && len(seq) > 1) {
+			return "", false
+		}
+	}
+	return seq, true
+}
+
+// Sort returns the contenders among children, sorted by sequence; other
+// children (not contenders of this lock, or oddly named) are left out.
+func (d *Driver) Sort(children []string) []string {
+	type kv struct{ seq, name string }
+	list := make([]kv, 0, len(children))
+	for _, ch := range children {
+		if seq, ok := d.sequence(ch); ok {
+			list = append(list, kv{seq, ch})
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		if list[i].seq != list[j].seq {
+			return list[i].seq < list[j].seq
+		}
+		return list[i].name < list[j].name
+	})
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.name
+	}
+	return out
+}
+
+// Contenders returns the sorted contender names under the lock path (none
+// if the path does not exist).
+func (d *Driver) Contenders(ctx context.Context) ([]string, error) {
+	children, _, err := d.client.Children(ctx, d.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.Sort(children), nil
+}
+
+// Participants returns the full paths of the contenders, in queue order
+// (Curator's getParticipantNodes).
+func (d *Driver) Participants(ctx context.Context) ([]string, error) {
+	names, err := d.Contenders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range names {
+		names[i] = framework.JoinPath(d.path, n)
+	}
+	return names, nil
+}
+
+// Contender is one node of ours in a lock's queue.
+type Contender struct {
+	d       *Driver
+	node    string // full path
+	name    string
+	session *framework.Session
+}
+
+// Node returns the contender's node path.
+func (c *Contender) Node() string { return c.node }
+
+// Name returns the contender's node name.
+func (c *Contender) Name() string { return c.name }
+
+// Session returns the session the contender's node belongs to; the node
+// (and so the lock) is gone once Session().Done() is closed.
+func (c *Contender) Session() *framework.Session { return c.session }
+
+// Enqueue creates our contender node: protected, ephemeral-sequential, with
+// container parents. data nil means the client's default data.
+func (d *Driver) Enqueue(ctx context.Context, data []byte) (*Contender, error) {
+	return d.enqueue(ctx, d.name, framework.ModeEphemeralSequential, data)
+}
+
+// EnqueueAs creates a protected ephemeral node with the exact name given (no
+// sequence appended); the read-write lock's downgrade uses it to give a read
+// node its writer's sequence (CURATOR-621).
+func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Contender, error) {
+	if _, ok := d.sequence(name); !ok {
+		return nil, fmt.Errorf("%w: %q is not a contender name", ErrInvalidArgument, name)
+	}
+	return d.enqueue(ctx, name, framework.ModeEphemeral, data)
+}
+
+func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
+	if data == nil {
+		data = d.client.DefaultData()
+	}
+	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), data,
+		framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers())
+	if err != nil {
+		return nil, err
+	}
+	return &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}, nil
+}
+
+// WaitOptions tune Contender.Wait.
+type WaitOptions struct {
+	// Try: do not wait; report ErrLocked if not held at once.
+	Try bool
+	// Wake, if not nil, is called before each wait; the waiter looks again
+	// when the channel it returns is closed or receives (e.g. a semaphore
+	// whose maximum changed). Return a fresh channel after each change.
+	Wake func() <-chan struct{}
+}
+
+// Wait blocks until the Predicate says the contender holds, ctx is done,
+// or the contender cannot ever hold: its node vanished (ErrNodeVanished,
+// wrapping framework.ErrSessionLost when its session was lost, CURATOR-527)
+// or the client closed. Wait does not delete the node on failure; Acquire does.
+func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
+	d := c.d
+	for {
+		if c.session.Lost() {
+			return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+		}
+		children, _, err := d.client.Children(ctx, d.path)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		sorted := d.Sort(children)
+		ours := -1
+		for i, n := range sorted {
+			if n == c.name {
+				ours = i
+				break
+			}
+		}
+		if ours < 0 {
+			if c.session.Lost() {
+				return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+			}
+			return fmt.Errorf("%w: %s", ErrNodeVanished, c.node)
+		}
+		dec, err := d.pred(sorted, ours)
+		if err != nil {
+			return err
+		}
+		if dec.Held {
+			return nil
+		}
+		if o.Try {
+			return ErrLocked
+		}
+		var w *framework.Watch
+		if dec.Watch != "" {
+			_, _, w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
+			if errors.Is(err, zk.ErrNoNode) {
+				continue // it went meanwhile: look again
+			}
+		} else {
+			_, _, w, err = d.client.ChildrenW(ctx, d.path)
+		}
+		if err != nil {
+			return err
+		}
+		var wake <-chan struct{}
+		if o.Wake != nil {
+			wake = o.Wake()
+		}
+		select {
+		case <-w.C():
+		case <-wake:
+		case <-c.session.Done():
+		case <-ctx.Done():
+			w.Stop()
+			return ctx.Err()
+		}
+		w.Stop()
+	}
+}
+
+// Delete deletes the contender's node: guaranteed (retried in the background
+// if the connection is down) and only ever our own node. A node already gone
+// is not an error. A *framework.DeletePendingError says the delete goes on
+// in the background.
+func (c *Contender) Delete(ctx context.Context) error {
+	return c.d.client.Delete(ctx, c.node, framework.Guaranteed(), framework.IgnoreMissing())
+}
+
+// cleanupTimeout bounds the foreground part of a clean-up delete after a
+// failed or abandoned acquire; past it the delete goes on in the background.
+const cleanupTimeout = 5 * time.Second
+
+// deleteQuietly deletes the node after a failed acquire, with a context of
+// its own (the caller's may be done): the node must not stay behind.
+func (c *Contender) deleteQuietly(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := c.Delete(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+		c.d.client.Logger().Warn("deleting contender node after failed acquire", "node", c.node, "err", err)
+	}
+}
+
+// Acquire enqueues a contender and waits until it holds. On any failure
+// (ctx done, Try and not held, session lost, error) the contender's node is
+// deleted (guaranteed) before Acquire returns the error, so an abandoned
+// attempt leaves nothing behind.
+func (d *Driver) Acquire(ctx context.Context, data []byte, o WaitOptions) (*Contender, error) {
+	c, err := d.Enqueue(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Wait(ctx, o); err != nil {
+		c.deleteQuietly(ctx)
+		return nil, err
+	}
+	return c, nil
+}
+
+// WatchRevocation waits, while the contender holds, for a revocation request
+// (Revoke writes RevokeMessage into our node) and calls fn once if one comes.
+// It returns when stop is closed, the node is gone or the session lost.
+func (c *Contender) WatchRevocation(stop <-chan struct{}, fn func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+		case <-c.session.Done():
+		}
+		cancel()
+	}()
+	for {
+		data, _, w, err := c.d.client.GetW(ctx, c.node)
+		if err != nil {
+			return
+		}
+		if bytes.Equal(data, RevokeMessage) {
+			w.Stop()
+			fn()
+			return
+		}
+		select {
+		case ev := <-w.C():
+			if ev.Type != framework.EventNodeDataChanged {
+				return
+			}
+		case <-ctx.Done():
+			w.Stop()
+			return
+		}
+	}
+}
+
+// Revoke asks the holder of a lock node to release it (Curator's
+// Revoker.attemptRevoke): it writes RevokeMessage into the node. Holders
+// that armed revocation release; others ignore it. A node already gone is
+// not an error.
+func Revoke(ctx context.Context, client *framework.Client, node string) error {
+	if client == nil {
+		return fmt.Errorf("%w: nil client", ErrInvalidArgument)
+	}
+	_, err := client.Set(ctx, node, RevokeMessage, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
