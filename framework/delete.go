@@ -62,15 +62,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	if do.guaranteed && (retryable(err) || ctxErr(err)) {
-		done := c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {
-			_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
-				return struct{}{}, deleteTree(conn, full, do.version, do.children)
-			})
-			if errors.Is(err, zk.ErrNoNode) {
-				return nil
-			}
-			return err
-		})
+		done := c.DeleteInBackground(path, opts...)
 		var oe *OpError
 		cause := err
 		if errors.As(err, &oe) {
@@ -79,6 +71,37 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return &DeletePendingError{Path: path, Err: cause, done: done}
 	}
 	return err
+}
+
+// DeleteInBackground is a guaranteed delete that does not wait: the node
+// is deleted in the background, retried on every reconnection until it is
+// gone or the client is closed. It returns at once with a channel closed
+// when the delete is done. Invalid paths are rejected (the channel is then
+// closed at once and nothing is done). Options are those of Delete
+// (Guaranteed is implied, a missing node counts as deleted).
+func (c *Client) DeleteInBackground(path string, opts ...DeleteOption) <-chan struct{} {
+	do := deleteOptions{version: -1}
+	for _, o := range opts {
+		if o != nil {
+			o(&do)
+		}
+	}
+	full, err := c.checkPath("delete", path)
+	if err != nil || path == "/" {
+		c.opts.logger.Warn("background delete refused", "path", path, "err", err)
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {
+		_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
+			return struct{}{}, deleteTree(conn, full, do.version, do.children)
+		})
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		return err
+	})
 }
 
 // deleteTree deletes a node, its children first if asked.

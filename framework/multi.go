@@ -123,19 +123,31 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if err := c.ensureRoot(ctx); err != nil {
 		return nil, &OpError{"multi", "", err}
 	}
+	type multiResult struct {
+		res []zk.MultiResponse
+		err error // the transaction's own failure (an op refused)
+	}
 	tried := false
-	res, err := call(c, ctx, "multi", ops[0].path(), func(conn *zk.Conn) ([]zk.MultiResponse, error) {
+	v, err := call(c, ctx, "multi", ops[0].path(), func(conn *zk.Conn) (multiResult, error) {
 		if tried && !idempotent {
-			return nil, errNoRetry
+			return multiResult{}, errNoRetry
 		}
 		tried = true
-		return conn.Multi(reqs...)
+		res, err := conn.Multi(reqs...)
+		if err != nil && retryable(classify(err, false)) {
+			return multiResult{}, err
+		}
+		// The server answered: keep the per-op results with the failure.
+		return multiResult{res, err}, nil
 	})
 	if errors.Is(err, errNoRetry) {
 		err = &OpError{"multi", ops[0].path(), &codedError{ErrConnectionLoss, errNoRetry}}
 	}
-	out := make([]OpResult, len(res))
-	for i, r := range res {
+	if err == nil && v.err != nil {
+		err = &OpError{"multi", ops[0].path(), v.err}
+	}
+	out := make([]OpResult, len(v.res))
+	for i, r := range v.res {
 		out[i] = OpResult{Path: c.paths.user(r.String), Stat: r.Stat, Err: r.Error}
 	}
 	return out, err
