@@ -50,8 +50,9 @@ func newHold(ctx context.Context, key any, c *Contender, o *options) *hold {
 		close(h.lost)
 		h.cancel(ErrLockLost)
 		// The holder has been told; our node only blocks others now. Delete
-		// it (guaranteed: it goes through once the connection is back).
-		c.deleteQuietly(context.Background())
+		// it in the background (guaranteed: it goes through once the
+		// connection is back), never blocking the holder.
+		c.d.client.DeleteInBackground(c.node, framework.IgnoreMissing())
 	}()
 	return h
 }

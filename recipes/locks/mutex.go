@@ -190,7 +190,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.h = nil
 	m.mu.Unlock()
 	h.end()
-	err := h.c.Delete(ctx)
+	var err error
+	if !h.isLost() { // a lost hold's node is already being deleted
+		err = h.c.Delete(ctx)
+	}
 	<-m.sem
 	return err
 }
@@ -208,7 +211,11 @@ func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) (err
 		return err
 	}
 	defer func() {
-		if uerr := m.Unlock(context.WithoutCancel(ctx)); uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) {
+		// Release even if ctx is done, but never wait longer than a clean-up
+		// may: past that the delete goes on in the background.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if uerr := m.Unlock(uctx); uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) {
 			err = errors.Join(err, uerr)
 		}
 	}()

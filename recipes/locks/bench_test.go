@@ -1,0 +1,73 @@
+package locks_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkMutexUncontended: one client, acquire+release pairs (a protected
+// create, one getChildren, one delete per pair).
+func BenchmarkMutexUncontended(b *testing.B) {
+	c := newClient(b, shared.ConnectString())
+	m := newMutex(b, c, lockPath(b))
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := m.Lock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "acq/s")
+}
+
+// BenchmarkMutexContended: K clients (sessions) contend; b.N acquisitions in all.
+func BenchmarkMutexContended(b *testing.B) {
+	for _, k := range []int{4, 16} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			path := lockPath(b)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			var inside atomic.Int32
+			var wg sync.WaitGroup
+			ms := make([]interface {
+				Lock(context.Context) error
+				Unlock(context.Context) error
+			}, k)
+			for i := range ms {
+				ms[i] = newMutex(b, newClient(b, shared.ConnectString()), path)
+			}
+			b.ResetTimer()
+			for _, m := range ms {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for left.Add(-1) >= 0 {
+						if err := m.Lock(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+						if inside.Add(1) != 1 {
+							b.Error("two holders")
+						}
+						inside.Add(-1)
+						if err := m.Unlock(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "acq/s")
+		})
+	}
+}

@@ -1,0 +1,226 @@
+package locks_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// The holder's session expires: the holder is told (Lost closes), another
+// process acquires, and the fencing token keeps increasing (Curator's
+// testKilledSession, with the loss reported).
+func TestMutexHolderSessionExpires(t *testing.T) {
+	srv := zktest.StartServer(t)
+	px := zktest.StartProxy(t, srv.ConnectString())
+	ca := newClient(t, px.Addr())
+	cb := newClient(t, srv.ConnectString())
+	path := lockPath(t)
+	ma, mb := newMutex(t, ca, path), newMutex(t, cb, path)
+	ctx := testCtx(t, time.Minute)
+	if err := ma.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tokA, err := ma.FencingToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- mb.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return len(children(t, cb, path)) == 2 })
+	if err := zktest.ExpireSession(ctx, px, srv, ca.Session().ID()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ma.Lost():
+	case <-ctx.Done():
+		t.Fatal("the holder was never told it lost the lock")
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	tokB, err := mb.FencingToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokB <= tokA {
+		t.Fatalf("fencing token %d after %d", tokB, tokA)
+	}
+	if err := ma.Unlock(ctx); err != nil {
+		t.Fatalf("unlock after loss: %v", err)
+	}
+	if err := mb.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The context Do hands out is cancelled when the lock is lost, and Do
+// reports the loss.
+func TestMutexDoCancelledOnLoss(t *testing.T) {
+	srv := zktest.StartServer(t)
+	px := zktest.StartProxy(t, srv.ConnectString())
+	c := newClient(t, px.Addr())
+	m := newMutex(t, c, lockPath(t))
+	ctx := testCtx(t, time.Minute)
+	inside := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- m.Do(ctx, func(hctx context.Context) error {
+			close(inside)
+			<-hctx.Done()
+			if !errors.Is(context.Cause(hctx), locks.ErrLockLost) {
+				t.Errorf("cause %v", context.Cause(hctx))
+			}
+			return nil
+		})
+	}()
+	<-inside
+	px.Blackhole()
+	err := <-errc
+	px.Heal()
+	if !errors.Is(err, locks.ErrLockLost) {
+		t.Fatalf("Do: %v, want ErrLockLost", err)
+	}
+}
+
+// Suspend policies: with LoseOnLost a server restart (session kept) does not
+// lose the lock; with the default LoseOnSuspend it does, and the node is
+// deleted once the connection is back.
+func TestMutexSuspendPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		policy   locks.SuspendPolicy
+		wantLost bool
+	}{
+		{"LoseOnLost", locks.LoseOnLost, false},
+		{"LoseOnSuspend", locks.LoseOnSuspend, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := zktest.StartServer(t)
+			c := newClient(t, srv.ConnectString(), framework.WithSessionTimeout(8*time.Second))
+			states := make(chan framework.State, 16)
+			c.AddListener(func(s framework.State) { states <- s })
+			path := lockPath(t)
+			m := newMutex(t, c, path, locks.WithSuspendPolicy(tc.policy))
+			ctx := testCtx(t, time.Minute)
+			if err := m.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sid := c.Session().ID()
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			for s := range states {
+				if s == framework.StateReconnected {
+					break
+				}
+				if s == framework.StateLost {
+					t.Fatal("session lost across a quick restart")
+				}
+			}
+			if c.Session().ID() != sid {
+				t.Fatal("new session")
+			}
+			if tc.wantLost {
+				select {
+				case <-m.Lost():
+				case <-ctx.Done():
+					t.Fatal("not told of the suspension")
+				}
+				waitFor(t, 20*time.Second, "the lost lock's node to be deleted", func() bool { return len(children(t, c, path)) == 0 })
+			} else {
+				select {
+				case <-m.Lost():
+					t.Fatal("lost although the session survived")
+				default:
+				}
+				if len(children(t, c, path)) != 1 {
+					t.Fatal("lock node gone")
+				}
+			}
+			if err := m.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// worker acquires n times, entering the fencing-checked resource each time;
+// errors from faults are retried as a user would.
+func worker(ctx context.Context, t *testing.T, m *locks.Mutex, res *resource, n int) {
+	for done := 0; done < n; {
+		hctx, err := m.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Errorf("worker gave up after %d: %v", done, err)
+				return
+			}
+			continue // a fault: try again
+		}
+		if tok, err := m.FencingToken(hctx); err == nil && res.enter(m, tok) {
+			time.Sleep(time.Millisecond)
+			res.exit(m)
+			done++
+		}
+		if err := m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+			t.Logf("unlock: %v", err)
+		}
+	}
+}
+
+// Curator's testWaitingProcessKilledServer, grown: the server restarts while
+// clients hold and wait; all eventually acquire, never two at once.
+func TestMutexServerRestart(t *testing.T) {
+	srv := zktest.StartServer(t)
+	path := lockPath(t)
+	ctx := testCtx(t, 2*time.Minute)
+	res := newResource()
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		m := newMutex(t, newClient(t, srv.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
+		wg.Add(1)
+		go func() { defer wg.Done(); worker(ctx, t, m, res, 15) }()
+	}
+	waitFor(t, 30*time.Second, "work before the fault", func() bool { res.mu.Lock(); defer res.mu.Unlock(); return res.entries >= 10 })
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	res.check(t)
+	t.Logf("entries %d, stale tokens rejected %d", res.entries, res.stale)
+}
+
+// A 3-node ensemble loses its leader mid-run: everyone finishes, and the
+// resource never sees two holders that were not told of a loss.
+func TestMutexLeaderLoss(t *testing.T) {
+	cl := zktest.StartCluster(t, 3)
+	path := lockPath(t)
+	ctx := testCtx(t, 3*time.Minute)
+	res := newResource()
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		m := newMutex(t, newClient(t, cl.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
+		wg.Add(1)
+		go func() { defer wg.Done(); worker(ctx, t, m, res, 12) }()
+	}
+	waitFor(t, time.Minute, "work before the fault", func() bool { res.mu.Lock(); defer res.mu.Unlock(); return res.entries >= 15 })
+	leader, err := cl.Leader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Members()[leader].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "work after the fault", func() bool { res.mu.Lock(); defer res.mu.Unlock(); return res.entries >= 30 })
+	if err := cl.Members()[leader].Start(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	res.check(t)
+	t.Logf("entries %d, stale tokens rejected %d", res.entries, res.stale)
+}

@@ -1,0 +1,608 @@
+package locks_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// Mutual exclusion: 10 clients (sessions), two goroutines sharing each
+// client's Mutex, 300 acquisitions; an in-test counter never sees two holders.
+func TestMutexExclusion(t *testing.T) {
+	path := lockPath(t)
+	const clients, goroutines, rounds = 10, 2, 15
+	var inside, maxInside, total atomic.Int64
+	var wg sync.WaitGroup
+	ctx := testCtx(t, 2*time.Minute)
+	for i := 0; i < clients; i++ {
+		m := newMutex(t, newClient(t, shared.ConnectString()), path)
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := 0; r < rounds; r++ {
+					if err := m.Lock(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+					n := inside.Add(1)
+					if n > maxInside.Load() {
+						maxInside.Store(n)
+					}
+					if n != 1 {
+						t.Errorf("%d holders at once", n)
+					}
+					total.Add(1)
+					inside.Add(-1)
+					if err := m.Unlock(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if got := total.Load(); got != clients*goroutines*rounds {
+		t.Fatalf("acquisitions = %d, want %d", got, clients*goroutines*rounds)
+	}
+	if maxInside.Load() != 1 {
+		t.Fatalf("max holders = %d", maxInside.Load())
+	}
+}
+
+// No herd: 50 waiters in 50 sessions; each lock node is watched by at most
+// one session, so a release wakes one waiter.
+func TestMutexNoHerd(t *testing.T) {
+	srv := zktest.StartServer(t)
+	path := lockPath(t)
+	holderClient := newClient(t, srv.ConnectString())
+	holder := newMutex(t, holderClient, path)
+	ctx := testCtx(t, 2*time.Minute)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 50
+	var acquired atomic.Int64
+	proceed := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < waiters; i++ {
+		m := newMutex(t, newClient(t, srv.ConnectString()), path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := m.Lock(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			acquired.Add(1)
+			<-proceed
+			if err := m.Unlock(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	full := func(s string) string { return "/" + s }
+	_ = full
+	waitFor(t, time.Minute, "51 contenders and 50 watches", func() bool {
+		n, err := srv.WatchCount()
+		return err == nil && n == waiters && len(children(t, holderClient, path)) == waiters+1
+	})
+	byPath, err := srv.WatchesByPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := 0
+	for p, sessions := range byPath {
+		if len(sessions) > 1 {
+			t.Errorf("%s watched by %d sessions", p, len(sessions))
+		}
+		watched++
+	}
+	if watched != waiters {
+		t.Errorf("%d nodes watched, want %d (one predecessor each)", watched, waiters)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "one waiter to acquire", func() bool { return acquired.Load() == 1 })
+	waitFor(t, 30*time.Second, "49 watches left", func() bool {
+		n, err := srv.WatchCount()
+		return err == nil && n == waiters-1
+	})
+	if got := acquired.Load(); got != 1 {
+		t.Fatalf("a release woke %d holders", got)
+	}
+	close(proceed)
+	wg.Wait()
+	if acquired.Load() != waiters {
+		t.Fatalf("acquired %d of %d", acquired.Load(), waiters)
+	}
+}
+
+// After a run full of timed-out, cancelled and tried acquisitions, the
+// server's watch count and the lock path's children return to zero, and no
+// client keeps a waiter.
+func TestMutexNoLeaks(t *testing.T) {
+	srv := zktest.StartServer(t)
+	path := lockPath(t)
+	hc := newClient(t, srv.ConnectString())
+	holder := newMutex(t, hc, path)
+	ctx := testCtx(t, 2*time.Minute)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var clients []*framework.Client
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		c := newClient(t, srv.ConnectString())
+		clients = append(clients, c)
+		for g := 0; g < 3; g++ {
+			m := newMutex(t, c, path)
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for r := 0; r < 5; r++ {
+					var err error
+					switch (g + r) % 3 {
+					case 0: // deadline
+						tctx, cancel := context.WithTimeout(ctx, time.Duration(10+r*10)*time.Millisecond)
+						err = m.Lock(tctx)
+						cancel()
+						if !errors.Is(err, context.DeadlineExceeded) {
+							t.Errorf("timed lock: %v", err)
+						}
+					case 1: // cancel
+						cctx, cancel := context.WithCancel(ctx)
+						time.AfterFunc(time.Duration(r*5)*time.Millisecond, cancel)
+						err = m.Lock(cctx)
+						cancel()
+						if !errors.Is(err, context.Canceled) {
+							t.Errorf("cancelled lock: %v", err)
+						}
+					case 2:
+						if err = m.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+							t.Errorf("trylock: %v", err)
+						}
+					}
+				}
+			}(g)
+		}
+	}
+	wg.Wait()
+	waitFor(t, 30*time.Second, "only the holder's node left", func() bool { return len(children(t, hc, path)) == 1 })
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "no lock nodes and no server watches", func() bool {
+		n, err := srv.WatchCount()
+		return err == nil && n == 0 && len(children(t, hc, path)) == 0
+	})
+	for _, c := range append(clients, hc) {
+		if _, waiters := c.WatchStats(); waiters != 0 {
+			t.Errorf("client keeps %d waiters", waiters)
+		}
+		if err := c.WaitBackground(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Reentrancy is explicit: the context Acquire/Do hand out re-enters,
+// counted like Curator's; other goroutines on the same instance block.
+func TestMutexReentrancy(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	m := newMutex(t, c, path)
+	ctx := testCtx(t, time.Minute)
+	hctx, err := m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := m.Node()
+	for i := 0; i < 2; i++ {
+		if err := m.Lock(hctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = m.Do(hctx, func(inner context.Context) error {
+		if m.Node() != node {
+			t.Errorf("re-entered with a new node")
+		}
+		return m.Do(inner, func(context.Context) error { return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another goroutine (plain context) must block while held.
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := m.Lock(tctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("other goroutine: %v, want deadline", err)
+	}
+	for i := 0; i < 3; i++ {
+		if !m.IsAcquiredInThisProcess() {
+			t.Fatalf("released after %d of 3 unlocks", i)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.IsAcquiredInThisProcess() {
+		t.Fatal("still held after 3 unlocks")
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("extra unlock: %v", err)
+	}
+	if hctx.Err() == nil {
+		t.Fatal("held context not cancelled on release")
+	}
+	if kids := children(t, c, path); len(kids) != 0 {
+		t.Fatalf("nodes left: %v", kids)
+	}
+}
+
+// Curator's testReentrantSingleLock: 10 goroutines share one instance.
+func TestMutexSharedInstance(t *testing.T) {
+	m := newMutex(t, newClient(t, shared.ConnectString()), lockPath(t))
+	ctx := testCtx(t, time.Minute)
+	var inside atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := m.Do(ctx, func(context.Context) error {
+				if n := inside.Add(1); n != 1 {
+					t.Errorf("%d goroutines inside", n)
+				}
+				time.Sleep(5 * time.Millisecond) // hold briefly so others queue
+				inside.Add(-1)
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Curator's test2Clients: exactly one of two clients holds; the other gets
+// it after the release.
+func TestMutexTwoClients(t *testing.T) {
+	path := lockPath(t)
+	m1 := newMutex(t, newClient(t, shared.ConnectString()), path)
+	m2 := newMutex(t, newClient(t, shared.ConnectString()), path)
+	ctx := testCtx(t, time.Minute)
+	if err := m1.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- m2.Lock(ctx) }()
+	if err := m2.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+		// m2's own instance is busy with the pending Lock: TryLock on it
+		// reports ErrLocked at once either way.
+		t.Fatalf("TryLock: %v", err)
+	}
+	parts, err := m1.Participants(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "two participants", func() bool {
+		parts, err = m1.Participants(ctx)
+		return err == nil && len(parts) == 2
+	})
+	if parts[0] != m1.Node() {
+		t.Fatalf("participants %v: holder %s not first", parts, m1.Node())
+	}
+	if err := m1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if !m2.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
+		t.Fatal("wrong holder")
+	}
+	if err := m2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Bad input gets a clear, typed error and changes nothing.
+func TestMutexBadInput(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	for _, p := range []string{"", "x", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/a\x00b"} {
+		if _, err := locks.NewMutex(c, p); !errors.Is(err, locks.ErrInvalidArgument) {
+			t.Errorf("NewMutex(%q): %v", p, err)
+		}
+		if _, err := locks.NewReadWriteLock(c, p); !errors.Is(err, locks.ErrInvalidArgument) {
+			t.Errorf("NewReadWriteLock(%q): %v", p, err)
+		}
+	}
+	if _, err := locks.NewMutex(nil, "/a"); !errors.Is(err, locks.ErrInvalidArgument) {
+		t.Errorf("nil client: %v", err)
+	}
+	path := lockPath(t)
+	m := newMutex(t, c, path)
+	ctx := testCtx(t, time.Minute)
+	//lint:ignore SA1012 testing nil
+	if err := m.Lock(nil); !errors.Is(err, locks.ErrInvalidArgument) { //nolint:staticcheck
+		t.Errorf("nil ctx: %v", err)
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("unlock not held: %v", err)
+	}
+	if err := m.Do(ctx, nil); !errors.Is(err, locks.ErrInvalidArgument) {
+		t.Errorf("nil fn: %v", err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := m.Lock(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled ctx: %v", err)
+	}
+	zero, cancel0 := context.WithTimeout(ctx, 0)
+	defer cancel0()
+	if err := m.Lock(zero); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("zero timeout: %v", err)
+	}
+	neg, cancelN := context.WithTimeout(ctx, -time.Second)
+	defer cancelN()
+	if err := m.Lock(neg); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("negative timeout: %v", err)
+	}
+	if _, err := m.FencingToken(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("token when not held: %v", err)
+	}
+	if _, err := m.GuardedMulti(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("guarded multi when not held: %v", err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("second unlock: %v", err)
+	}
+	if kids := children(t, c, path); len(kids) != 0 {
+		t.Errorf("bad input left nodes: %v", kids)
+	}
+	select {
+	case <-m.Lost():
+	default:
+		t.Error("Lost() of an unheld mutex must be closed")
+	}
+	closed, err := framework.New(shared.ConnectString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	mc := newMutex(t, closed, path)
+	start := time.Now()
+	if err := mc.Lock(ctx); !errors.Is(err, framework.ErrClosed) {
+		t.Errorf("closed client: %v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("closed client took %v to fail", time.Since(start))
+	}
+}
+
+// Curator's testContainerCleanup: an unused lock path is reaped by the server.
+func TestMutexContainerCleanup(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	ctx := testCtx(t, time.Minute)
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		m := newMutex(t, c, path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := m.Do(ctx, func(context.Context) error { return nil }); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	waitFor(t, 30*time.Second, "the lock path to be reaped", func() bool {
+		ok, _, err := c.Exists(ctx, path)
+		return err == nil && !ok
+	})
+}
+
+// Curator's testWithNamespace.
+func TestMutexWithNamespace(t *testing.T) {
+	c := newClient(t, shared.ConnectString(), framework.WithNamespace("test"))
+	m := newMutex(t, c, "/locks/ns-lock")
+	ctx := testCtx(t, time.Minute)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	raw := newClient(t, shared.ConnectString())
+	kids := children(t, raw, "/test/locks/ns-lock")
+	if len(kids) != 1 || framework.NormalizeName(kids[0]) != "lock-"+kids[0][len(kids[0])-10:] {
+		t.Fatalf("server sees %v", kids)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Curator's testRevoking: a revocable holder releases when asked.
+func TestMutexRevoking(t *testing.T) {
+	path := lockPath(t)
+	ctx := testCtx(t, time.Minute)
+	var m1 *locks.Mutex
+	revoked := make(chan struct{})
+	m1 = newMutex(t, newClient(t, shared.ConnectString()), path, locks.WithRevocation(func() {
+		m1.Unlock(context.Background())
+		close(revoked)
+	}))
+	if err := m1.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newClient(t, shared.ConnectString())
+	m2 := newMutex(t, c2, path)
+	parts, err := m2.Participants(ctx)
+	if err != nil || len(parts) != 1 {
+		t.Fatalf("participants %v %v", parts, err)
+	}
+	if err := locks.Revoke(ctx, c2, parts[0]); err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := m2.Lock(tctx); err != nil {
+		t.Fatal(err)
+	}
+	<-revoked
+	if err := m2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := locks.Revoke(ctx, c2, parts[0]); err != nil {
+		t.Fatalf("revoking a gone node: %v", err)
+	}
+}
+
+// Curator's TestLockInternals testNodeDeletedCleanlyWithFaults: a waiter
+// whose own node vanishes stops with ErrNodeVanished instead of waiting
+// forever (CURATOR-527), and leaves nothing behind.
+func TestMutexOwnNodeVanishes(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	ctx := testCtx(t, time.Minute)
+	holder := newMutex(t, c, path)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiter := newMutex(t, newClient(t, shared.ConnectString()), path)
+	errc := make(chan error, 1)
+	go func() { errc <- waiter.Lock(ctx) }()
+	var victim string
+	waitFor(t, 10*time.Second, "the waiter's node", func() bool {
+		parts, _ := holder.Participants(ctx)
+		if len(parts) == 2 {
+			victim = parts[1]
+			return true
+		}
+		return false
+	})
+	if err := c.Delete(ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	// The waiter watches the holder's node, not its own: it learns when it
+	// looks again, i.e. at the next change.
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, locks.ErrNodeVanished) {
+		t.Fatalf("waiter: %v, want ErrNodeVanished", err)
+	}
+	if kids := children(t, c, path); len(kids) != 0 {
+		t.Fatalf("left behind: %v", kids)
+	}
+}
+
+// Fencing tokens strictly increase from holder to holder, also across a
+// reaped and recreated lock path (where sequence numbers restart).
+func TestMutexFencingToken(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	ctx := testCtx(t, time.Minute)
+	var last int64
+	for i := 0; i < 3; i++ {
+		m := newMutex(t, c, path)
+		if err := m.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := m.FencingToken(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok <= last {
+			t.Fatalf("token %d after %d", tok, last)
+		}
+		last = tok
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "the lock path to be reaped", func() bool {
+			ok, _, err := c.Exists(ctx, path)
+			return err == nil && !ok
+		})
+	}
+}
+
+// Guarded writes succeed only while the lock is held.
+func TestMutexGuardedMulti(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	ctx := testCtx(t, time.Minute)
+	data := path + "-data"
+	if _, err := c.Create(ctx, data, []byte("0"), framework.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	m := newMutex(t, c, path)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.GuardedMulti(ctx, framework.SetDataOp{Path: data, Data: []byte("1"), Version: -1}); err != nil {
+		t.Fatal(err)
+	}
+	// Someone deletes our lock node: the guard must refuse.
+	if err := c.Delete(ctx, m.Node()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.GuardedMulti(ctx, framework.SetDataOp{Path: data, Data: []byte("2"), Version: -1})
+	if !errors.Is(err, locks.ErrLockLost) || !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("guarded write without the lock: %v", err)
+	}
+	got, _, err := c.Get(ctx, data)
+	if err != nil || string(got) != "1" {
+		t.Fatalf("data %q %v, want 1", got, err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The contender sort uses the sequence only: a protection prefix that sorts
+// lower must not put a later node first (what breaks kazoo#649), and
+// children that are not contenders are ignored, never a parse error.
+func TestDriverSort(t *testing.T) {
+	d, err := locks.NewDriver(newClient(t, shared.ConnectString()), "/x", locks.WriteLockName, locks.MaxLeases(1), locks.ReadLockName, locks.WriteLockName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []string{
+		"_c_ffffffff-ffff-4fff-bfff-ffffffffffff-__READ__0000000001",
+		"_c_00000000-0000-4000-8000-000000000000-__WRIT__0000000002",
+		"__READ__0000000000",
+		"not-a-contender",
+		"__WRIT__",
+		"lease-0000000003",
+		"_c_00000000-0000-4000-8000-000000000000-__WRIT__00000x0004",
+	}
+	got := d.Sort(in)
+	want := []string{in[2], in[0], in[1]}
+	if len(got) != len(want) {
+		t.Fatalf("Sort = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Sort = %v, want %v", got, want)
+		}
+	}
+}

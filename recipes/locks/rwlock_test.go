@@ -1,0 +1,331 @@
+package locks_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+func newRW(t testing.TB, c *framework.Client, path string, opts ...locks.Option) *locks.ReadWriteLock {
+	t.Helper()
+	rw, err := locks.NewReadWriteLock(c, path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rw
+}
+
+// Curator's testGetParticipantNodes: 20 readers hold, 8 writers queue.
+func TestRWParticipants(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	ctx := testCtx(t, time.Minute)
+	var readers []*locks.ReadWriteLock
+	for i := 0; i < 20; i++ {
+		rw := newRW(t, c, path)
+		if err := rw.Read().Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		readers = append(readers, rw)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		rw := newRW(t, c, path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := rw.Write().Lock(wctx); !errors.Is(err, context.Canceled) {
+				t.Errorf("writer: %v", err)
+			}
+		}()
+	}
+	var parts []string
+	waitFor(t, 10*time.Second, "28 participants", func() bool {
+		var err error
+		parts, err = readers[0].Read().Participants(ctx)
+		return err == nil && len(parts) == 28
+	})
+	r, w := 0, 0
+	for _, p := range parts {
+		switch {
+		case strings.Contains(p, locks.ReadLockName):
+			r++
+		case strings.Contains(p, locks.WriteLockName):
+			w++
+		}
+	}
+	if r != 20 || w != 8 {
+		t.Fatalf("readers %d writers %d", r, w)
+	}
+	cancel()
+	wg.Wait()
+	for _, rw := range readers {
+		if err := rw.Read().Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Curator's testThatUpgradingIsDisallowed: an error, not a block.
+func TestRWUpgradeRefused(t *testing.T) {
+	rw := newRW(t, newClient(t, shared.ConnectString()), lockPath(t))
+	ctx := testCtx(t, time.Minute)
+	hctx, err := rw.Read().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Write().Lock(hctx); !errors.Is(err, locks.ErrUpgrade) {
+		t.Fatalf("upgrade: %v", err)
+	}
+	if err := rw.Read().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Curator's testDowngrading and testThatDowngradingRespectsThreads.
+func TestRWDowngrade(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	rw := newRW(t, c, path)
+	ctx := testCtx(t, time.Minute)
+	wctx, err := rw.Write().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another goroutine (no held context) may not read during the write.
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := rw.Read().Lock(tctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("read by another goroutine during the write: %v", err)
+	}
+	// The writer itself may.
+	tctx2, cancel2 := context.WithTimeout(wctx, 5*time.Second)
+	defer cancel2()
+	if err := rw.Read().Lock(tctx2); err != nil {
+		t.Fatalf("downgrade: %v", err)
+	}
+	if err := rw.Write().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Read().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if kids := children(t, c, path); len(kids) != 0 {
+		t.Fatalf("left: %v", kids)
+	}
+}
+
+// Curator's testContendingDowngrading (CURATOR-621): a writer queued behind
+// stays blocked after the first writer downgrades and releases the write.
+func TestRWContendingDowngrade(t *testing.T) {
+	path := lockPath(t)
+	rw1 := newRW(t, newClient(t, shared.ConnectString()), path)
+	c2 := newClient(t, shared.ConnectString())
+	rw2 := newRW(t, c2, path)
+	ctx := testCtx(t, time.Minute)
+	wctx, err := rw1.Write().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- rw2.Write().Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the second writer to queue", func() bool { return len(children(t, c2, path)) == 2 })
+	if err := rw1.Read().Lock(wctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw1.Write().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("second writer got in while the downgraded reader holds: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := rw1.Read().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if err := rw2.Write().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Curator's testBasic: 8 clients, 10% writes; a writer is alone, readers
+// share; both kinds happen and readers overlap.
+func TestRWBasic(t *testing.T) {
+	path := lockPath(t)
+	ctx := testCtx(t, 2*time.Minute)
+	var readers, writers, peak, reads, writes atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		c := newClient(t, shared.ConnectString())
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(seed, 1))
+			rw := newRW(t, c, path)
+			for n := 0; n < 40; n++ {
+				if rnd.IntN(10) == 0 {
+					err := rw.Write().Do(ctx, func(context.Context) error {
+						if w := writers.Add(1); w != 1 || readers.Load() != 0 {
+							t.Errorf("writer not alone: writers %d readers %d", w, readers.Load())
+						}
+						time.Sleep(time.Duration(1+rnd.IntN(5)) * time.Millisecond)
+						writers.Add(-1)
+						writes.Add(1)
+						return nil
+					})
+					if err != nil {
+						t.Error(err)
+					}
+				} else {
+					err := rw.Read().Do(ctx, func(context.Context) error {
+						r := readers.Add(1)
+						if writers.Load() != 0 {
+							t.Error("reader during a write")
+						}
+						for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+						}
+						time.Sleep(time.Duration(1+rnd.IntN(5)) * time.Millisecond)
+						readers.Add(-1)
+						reads.Add(1)
+						return nil
+					})
+					if err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}(uint64(i))
+	}
+	wg.Wait()
+	if writes.Load() == 0 || reads.Load() == 0 || peak.Load() < 2 {
+		t.Fatalf("writes %d reads %d peak readers %d", writes.Load(), reads.Load(), peak.Load())
+	}
+}
+
+// kazoo#649: a reader must never wait on a later writer; interleaved
+// readers and writers never stall.
+func TestRWInterleavedNeverStalls(t *testing.T) {
+	path := lockPath(t)
+	ctx := testCtx(t, 2*time.Minute)
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		c := newClient(t, shared.ConnectString())
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			rw := newRW(t, c, path)
+			for n := 0; n < 25; n++ {
+				half := rw.Read()
+				if (i+n)%3 == 0 {
+					half = rw.Write()
+				}
+				sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				err := half.Do(sctx, func(context.Context) error { return nil })
+				cancel()
+				if err != nil {
+					t.Errorf("stalled or failed: %v", err)
+					return
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+}
+
+// Curator's testSetNodeData: lock data lands in the node.
+func TestRWNodeData(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	data := []byte{1, 2, 3, 4}
+	rw := newRW(t, c, path, locks.WithData(data))
+	data[0] = 9 // the caller's later change must not matter
+	ctx := testCtx(t, time.Minute)
+	if err := rw.Write().Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kids := children(t, c, path)
+	if len(kids) != 1 {
+		t.Fatalf("children %v", kids)
+	}
+	got, _, err := c.Get(ctx, path+"/"+kids[0])
+	if err != nil || !bytes.Equal(got, []byte{1, 2, 3, 4}) {
+		t.Fatalf("data %v %v", got, err)
+	}
+	if err := rw.Write().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Curator's testLockPath: the writer's session expires; a reader of another
+// client gets in; the old holder's node is gone and its release is quiet.
+func TestRWWriterSessionExpires(t *testing.T) {
+	srv := zktest.StartServer(t)
+	px := zktest.StartProxy(t, srv.ConnectString())
+	c1 := newClient(t, px.Addr())
+	c2 := newClient(t, srv.ConnectString())
+	path := lockPath(t)
+	rw1, rw2 := newRW(t, c1, path), newRW(t, c2, path)
+	ctx := testCtx(t, time.Minute)
+	if err := rw1.Write().Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	node := rw1.Write().Node()
+	if err := zktest.ExpireSession(ctx, px, srv, c1.Session().ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw2.Read().Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := c2.Exists(ctx, node); err != nil || ok {
+		t.Fatalf("old writer node exists=%v err=%v", ok, err)
+	}
+	if err := rw1.Write().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw2.Read().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Curator's TestLockACLs: lock nodes and created parents carry the ACL
+// provider's ACL, in a namespace.
+func TestLockACLs(t *testing.T) {
+	acl := []framework.ACL{{Perms: 31, Scheme: "world", ID: "anyone"}, {Perms: 31, Scheme: "ip", ID: "127.0.0.1"}}
+	c := newClient(t, shared.ConnectString(), framework.WithNamespace("ns-acl"),
+		framework.WithACLProvider(framework.ACLFunc(func(string) []framework.ACL { return acl })))
+	ctx := testCtx(t, time.Minute)
+	m := newMutex(t, c, "/foo")
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rw := newRW(t, c, "/bar")
+	if err := rw.Write().Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/foo", "/bar", m.Node(), rw.Write().Node()} {
+		got, _, err := c.GetACL(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 {
+			t.Fatalf("%s ACL %v", p, got)
+		}
+	}
+	m.Unlock(ctx)
+	rw.Write().Unlock(ctx)
+}
