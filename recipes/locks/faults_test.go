@@ -152,7 +152,7 @@ func TestMutexSuspendPolicy(t *testing.T) {
 
 // worker acquires n times, entering the fencing-checked resource each time;
 // errors from faults are retried as a user would.
-func worker(ctx context.Context, t *testing.T, m *locks.Mutex, res *resource, n int) {
+func worker(ctx context.Context, t *testing.T, m *locks.Mutex, fence *zktest.Fence, n int) {
 	for done := 0; done < n; {
 		hctx, err := m.Acquire(ctx)
 		if err != nil {
@@ -162,15 +162,25 @@ func worker(ctx context.Context, t *testing.T, m *locks.Mutex, res *resource, n 
 			}
 			continue // a fault: try again
 		}
-		if tok, err := m.FencingToken(hctx); err == nil && res.enter(m, tok) {
-			time.Sleep(time.Millisecond)
-			res.exit(m)
-			done++
+		if tok, err := m.FencingToken(hctx); err == nil {
+			if exit, ok := fence.Enter(m.Node(), tok, m.Lost()); ok {
+				time.Sleep(time.Millisecond)
+				exit()
+				done++
+			}
 		}
 		if err := m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
 			t.Logf("unlock: %v", err)
 		}
 	}
+}
+
+func checkFence(t *testing.T, fence *zktest.Fence) {
+	t.Helper()
+	for _, v := range fence.Violations() {
+		t.Error(v)
+	}
+	t.Logf("entries %d, stale tokens rejected %d", fence.Entries(), fence.Stale())
 }
 
 // Curator's testWaitingProcessKilledServer, grown: the server restarts while
@@ -179,20 +189,19 @@ func TestMutexServerRestart(t *testing.T) {
 	srv := zktest.StartServer(t)
 	path := lockPath(t)
 	ctx := testCtx(t, 2*time.Minute)
-	res := newResource()
+	fence := zktest.NewFence()
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		m := newMutex(t, newClient(t, srv.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
 		wg.Add(1)
-		go func() { defer wg.Done(); worker(ctx, t, m, res, 15) }()
+		go func() { defer wg.Done(); worker(ctx, t, m, fence, 15) }()
 	}
-	waitFor(t, 30*time.Second, "work before the fault", func() bool { res.mu.Lock(); defer res.mu.Unlock(); return res.entries >= 10 })
+	waitFor(t, 30*time.Second, "work before the fault", func() bool { return fence.Entries() >= 10 })
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	res.check(t)
-	t.Logf("entries %d, stale tokens rejected %d", res.entries, res.stale)
+	checkFence(t, fence)
 }
 
 // A 3-node ensemble loses its leader mid-run: everyone finishes, and the
@@ -201,14 +210,14 @@ func TestMutexLeaderLoss(t *testing.T) {
 	cl := zktest.StartCluster(t, 3)
 	path := lockPath(t)
 	ctx := testCtx(t, 3*time.Minute)
-	res := newResource()
+	fence := zktest.NewFence()
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
 		m := newMutex(t, newClient(t, cl.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
 		wg.Add(1)
-		go func() { defer wg.Done(); worker(ctx, t, m, res, 12) }()
+		go func() { defer wg.Done(); worker(ctx, t, m, fence, 12) }()
 	}
-	waitFor(t, time.Minute, "work before the fault", func() bool { res.mu.Lock(); defer res.mu.Unlock(); return res.entries >= 15 })
+	waitFor(t, time.Minute, "work before the fault", func() bool { return fence.Entries() >= 15 })
 	leader, err := cl.Leader()
 	if err != nil {
 		t.Fatal(err)
@@ -216,11 +225,10 @@ func TestMutexLeaderLoss(t *testing.T) {
 	if err := cl.Members()[leader].Stop(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "work after the fault", func() bool { res.mu.Lock(); defer res.mu.Unlock(); return res.entries >= 30 })
+	waitFor(t, time.Minute, "work after the fault", func() bool { return fence.Entries() >= 30 })
 	if err := cl.Members()[leader].Start(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	res.check(t)
-	t.Logf("entries %d, stale tokens rejected %d", res.entries, res.stale)
+	checkFence(t, fence)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -100,64 +99,4 @@ func children(t testing.TB, c *framework.Client, path string) []string {
 		t.Fatal(err)
 	}
 	return kids
-}
-
-// resource is what a lock protects: it accepts work only with a fencing
-// token higher than any it saw, and records a violation whenever two holders
-// are inside at once while neither had been told its lock was lost.
-type resource struct {
-	mu         sync.Mutex
-	last       int64
-	active     map[*locks.Mutex]bool
-	entries    int
-	stale      int
-	violations []string
-}
-
-func newResource() *resource { return &resource{active: map[*locks.Mutex]bool{}} }
-
-func lost(m *locks.Mutex) bool {
-	select {
-	case <-m.Lost():
-		return true
-	default:
-		return false
-	}
-}
-
-// enter is called by a holder with its token; false means "rejected, stale".
-func (r *resource) enter(m *locks.Mutex, token int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if token <= r.last {
-		r.stale++
-		if !lost(m) {
-			r.violations = append(r.violations, fmt.Sprintf("stale token %d (last %d) from a holder not told of loss", token, r.last))
-		}
-		return false
-	}
-	r.last = token
-	for other := range r.active {
-		if !lost(other) && !lost(m) {
-			r.violations = append(r.violations, fmt.Sprintf("two holders at once (%s and %s)", other.Node(), m.Node()))
-		}
-	}
-	r.active[m] = true
-	r.entries++
-	return true
-}
-
-func (r *resource) exit(m *locks.Mutex) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.active, m)
-}
-
-func (r *resource) check(t testing.TB) {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, v := range r.violations {
-		t.Error(v)
-	}
 }
