@@ -1,0 +1,188 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// expire cuts a client off until the ensemble has expired its session, then
+// heals it: a real, server-side expiry.
+func expire(ctx context.Context, t *testing.T, cl *zktest.Cluster, n *netClient) {
+	t.Helper()
+	s := n.Session()
+	if s == nil {
+		return
+	}
+	n.partition()
+	defer n.heal()
+	waitFor(t, time.Minute, "the ensemble to expire the session", func() bool {
+		ids, err := cl.Sessions()
+		return err == nil && !slices.Contains(ids, s.ID())
+	})
+}
+
+// soak returns how long to repeat the fault cycle (GOCURATOR_SOAK), or 0.
+func soak(t *testing.T) time.Duration {
+	v := os.Getenv("GOCURATOR_SOAK")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("GOCURATOR_SOAK=%q: %v", v, err)
+	}
+	return d
+}
+
+// faultCycle injects every ensemble and network fault once, waiting after
+// each for the recipes to make progress; it returns how many faults it
+// injected.
+func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients []*netClient, progress func() int, rep *report) int {
+	t.Helper()
+	faults := 0
+	step := func(what string, inject func()) {
+		before := progress()
+		start := time.Now()
+		inject()
+		faults++
+		waitFor(t, 2*time.Minute, "progress after: "+what, func() bool { return progress() >= before+3 })
+		rep.add("fault %-45s progress again after %v", what, time.Since(start).Round(10*time.Millisecond))
+	}
+	step("leader killed, restarted", func() {
+		l, err := cl.Leader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := cl.Members()[l]
+		if err := m.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "a new leader", func() bool { nl, err := cl.Leader(); return err == nil && nl != l })
+		if err := m.Start(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	step("follower killed, restarted", func() {
+		l, err := cl.Leader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := cl.Members()[(l+1)%len(cl.Members())]
+		if err := m.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Start(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	step("client partitioned for half the session timeout", func() {
+		clients[0].partition()
+		time.Sleep(sessionTimeout / 2) // the fault's own duration, not a synchronisation
+		clients[0].heal()
+	})
+	step("client partitioned past the session timeout", func() { expire(ctx, t, cl, clients[1]) })
+	step("another session expired", func() { expire(ctx, t, cl, clients[2]) })
+	return faults
+}
+
+// Contended mutex under every fault: never two holders that were not told,
+// everyone acquires again after the faults, nothing left behind.
+func TestFaultsMutex(t *testing.T) {
+	cl := zktest.StartCluster(t, 3)
+	admin := connect(t, cl.ConnectString())
+	const path = "/faults/mutex"
+	fence := zktest.NewFence()
+	rep := &report{}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	var clients []*netClient
+	for i := 0; i < 6; i++ {
+		clients = append(clients, dial(t, cl))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var finalMu sync.Mutex
+	final := 0
+	for i, c := range clients {
+		m, err := locks.NewMutex(c.Client, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("client-%d", i)
+			stopped := false
+			for {
+				select {
+				case <-stop:
+					stopped = true
+				default:
+				}
+				hctx, err := m.Acquire(ctx)
+				if err != nil {
+					if ctx.Err() != nil {
+						t.Errorf("%s never acquired again: %v", name, err)
+						return
+					}
+					continue // a fault: retry, as a user would
+				}
+				entered := false
+				if tok, err := m.FencingToken(hctx); err == nil {
+					if exit, ok := fence.Enter(name, tok, m.Lost()); ok {
+						time.Sleep(2 * time.Millisecond)
+						exit()
+						entered = true
+					}
+				}
+				if err := m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+					t.Logf("%s unlock: %v", name, err)
+				}
+				if stopped && entered {
+					finalMu.Lock()
+					final++
+					finalMu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	waitFor(t, time.Minute, "work before the faults", func() bool { return fence.Entries() >= 10 })
+	start := time.Now()
+	faults := faultCycle(ctx, t, cl, clients, fence.Entries, rep)
+	for d := soak(t); time.Since(start) < d; {
+		faults += faultCycle(ctx, t, cl, clients, fence.Entries, rep)
+	}
+	close(stop)
+	wg.Wait()
+	if final != len(clients) {
+		t.Errorf("%d of %d contenders acquired after the faults stopped", final, len(clients))
+	}
+	for _, v := range fence.Violations() {
+		t.Error(v)
+	}
+	for _, c := range clients {
+		c.Close()
+	}
+	waitFor(t, time.Minute, "no lock nodes and no server watches", func() bool {
+		kids, _, err := admin.Children(ctx, path)
+		w, werr := serverWatches(cl)
+		return (err == nil && len(kids) == 0 || errors.Is(err, zk.ErrNoNode)) && werr == nil && w == 0
+	})
+	rep.add("mutex: %d faults injected in %v, %d acquisitions, %d stale tokens rejected, %d violations",
+		faults, time.Since(start).Round(time.Second), fence.Entries(), fence.Stale(), len(fence.Violations()))
+	rep.log(t)
+}

@@ -1,0 +1,109 @@
+package faults_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+const childEnv = "GOCURATOR_FAULTS_CHILD"
+
+// childMain runs in a child process: it takes the lock named in the
+// environment, prints "held <token>" and waits to be killed.
+func childMain() int {
+	args := strings.SplitN(os.Getenv(childEnv), " ", 2)
+	c, err := framework.New(args[0], framework.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	m, err := locks.NewMutex(c, args[1])
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	tok, err := m.FencingToken(ctx)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	fmt.Println("held", tok)
+	select {} // until SIGKILL
+}
+
+// A holder process killed with SIGKILL: the lock passes on after the
+// session timeout, to a waiter that kept its own session, with a higher token.
+func TestFaultsHolderKilled(t *testing.T) {
+	cl := zktest.StartCluster(t, 3)
+	const path = "/faults/killed"
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+cl.ConnectString()+" "+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "held ") {
+		t.Fatalf("child: %q %v", line, err)
+	}
+	childToken, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "held ")), 10, 64)
+
+	c := connect(t, cl.ConnectString())
+	m, err := locks.NewMutex(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() { got <- m.Lock(ctx) }()
+	waitFor(t, 30*time.Second, "the waiter to queue", func() bool {
+		kids, _, err := c.Children(ctx, path)
+		return err == nil && len(kids) == 2
+	})
+	session := c.Session()
+	killed := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(killed)
+	tok, err := m.FencingToken(ctx)
+	if err != nil || tok <= childToken {
+		t.Fatalf("token %d (child had %d): %v", tok, childToken, err)
+	}
+	if c.Session() != session || session.Lost() {
+		t.Fatal("the waiter's own session was lost too")
+	}
+	if took > 4*sessionTimeout {
+		t.Errorf("handover took %v with a %v session", took, sessionTimeout)
+	}
+	t.Logf("SIGKILLed holder: lock passed on after %v (session timeout %v)", took.Round(10*time.Millisecond), sessionTimeout)
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
