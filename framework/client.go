@@ -372,6 +372,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.connected = false
 	if c.expireTimer != nil {
 		c.expireTimer.Stop()
 	}
