@@ -56,6 +56,7 @@ func NewCluster(n int, opts ...Option) (*Cluster, error) {
 		}
 		for _, m := range c.members {
 			m.stop()
+			releaseAll(m.leases)
 		}
 		if !errors.Is(err, errBind) || attempt >= 3 {
 			os.RemoveAll(root)
@@ -65,26 +66,27 @@ func NewCluster(n int, opts ...Option) (*Cluster, error) {
 }
 
 func (c *Cluster) tryStart(inst *install, n int) error {
-	ports, err := freePorts(3 * n)
+	leases, err := reservePorts(3 * n)
 	if err != nil {
 		return err
 	}
 	servers := make([]string, n)
 	for i := range n {
-		servers[i] = fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, ports[3*i+1], ports[3*i+2])
+		servers[i] = fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, leases[3*i+1].port, leases[3*i+2].port)
 	}
 	c.members = make([]*Server, n)
 	for i := range n {
-		dir := filepath.Join(c.root, "n"+strconv.Itoa(i+1))
-		os.RemoveAll(dir) // a previous attempt's
-		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		c.members[i] = &Server{cfg: c.cfg, inst: inst, dir: filepath.Join(c.root, "n"+strconv.Itoa(i+1)),
+			port: leases[3*i].port, leases: leases[3*i : 3*i+3 : 3*i+3], member: &member{id: i + 1, servers: servers}}
+	}
+	for _, m := range c.members {
+		os.RemoveAll(m.dir) // a previous attempt's
+		if err := os.MkdirAll(m.dataDir(), 0o755); err != nil {
 			return fmt.Errorf("zktest: %w", err)
 		}
-		m := &Server{cfg: c.cfg, inst: inst, dir: dir, port: ports[3*i], member: &member{id: i + 1, servers: servers}}
 		if err := m.writeConfig(); err != nil {
 			return err
 		}
-		c.members[i] = m
 	}
 	procs := make([]*process, n)
 	for i, m := range c.members {
@@ -177,14 +179,8 @@ func (c *Cluster) Leader() (int, error) {
 func (c *Cluster) WaitQuorum(ctx context.Context) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	last := errors.New("not checked yet")
 	for {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("zktest: no quorum: %w (last: %v)", ctx.Err(), last)
-		case <-t.C:
-		}
-		last = c.checkQuorum()
+		last := c.checkQuorum()
 		if last == nil {
 			return nil
 		}
@@ -192,6 +188,11 @@ func (c *Cluster) WaitQuorum(ctx context.Context) error {
 			return last
 		}
 		t.Reset(25 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("zktest: no quorum: %w (last: %v)", ctx.Err(), last)
+		case <-t.C:
+		}
 	}
 }
 

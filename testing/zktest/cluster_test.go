@@ -69,7 +69,9 @@ func TestClusterLeaderFailover(t *testing.T) {
 	if err := members[leader].Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WaitQuorum(ctx); err != nil {
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel2()
+	if err := c.WaitQuorum(ctx2); err != nil {
 		t.Fatal(err)
 	}
 	if mode, err := members[leader].Mode(); err != nil || mode != "follower" {

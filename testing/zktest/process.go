@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -62,7 +61,7 @@ func launch(inst *install, cfg *config, dir string) (*process, error) {
 	cmd.Stdout = f
 	cmd.Stderr = f
 	cmd.Env = append(os.Environ(), "ZOO_LOG_DIR="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("zktest: starting %s: %w", inst.java, err)
 	}
@@ -147,25 +146,4 @@ func logTail(path string, from int64, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
-}
-
-// freePorts returns n distinct free loopback ports. All listeners are held
-// until every port is chosen so that the n ports differ.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	lns := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("zktest: picking a free port: %w", err)
-		}
-		lns = append(lns, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -22,6 +22,7 @@ type Server struct {
 	dir     string // zoo.cfg, data/, zk.out
 	ownDir  string // removed by Close ("" for cluster members)
 	port    int    // fixed once the constructor returns
+	leases  []*portLease
 	member  *member
 	ext     *external
 	connect string
@@ -59,13 +60,14 @@ func NewServer(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("zktest: %w", err)
 	}
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(1)
+		leases, err := reservePorts(1)
 		if err != nil {
 			os.RemoveAll(root)
 			return nil, err
 		}
-		s.port = ports[0]
+		s.port, s.leases = leases[0].port, leases
 		if err := s.writeConfig(); err != nil {
+			releaseAll(leases)
 			os.RemoveAll(root)
 			return nil, err
 		}
@@ -75,6 +77,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		if err == nil {
 			return s, nil
 		}
+		releaseAll(leases)
 		if errors.Is(err, errBind) && attempt < 5 {
 			continue // somebody took the port between our pick and the JVM's bind
 		}
@@ -340,6 +343,7 @@ func (s *Server) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.stop()
+	releaseAll(s.leases)
 	if s.ownDir != "" {
 		if err := os.RemoveAll(s.ownDir); err != nil {
 			return fmt.Errorf("zktest: %w", err)

@@ -11,9 +11,14 @@
 //     client stealing the session password).
 //
 // Servers are separate JVMs (QuorumPeerMain) with a private temporary
-// directory and free loopback ports. A child JVM gets SIGKILL when the test
-// process dies (Linux parent-death signal), so an aborted test run leaves no
-// server behind; Close kills it, waits for it and removes the directory.
+// directory ($TMPDIR/zktest-*) and free loopback ports. The ports come from
+// outside the kernel's ephemeral range (so that a stopped server's port is
+// not given to some outgoing connection before Start) and are reserved
+// against other zktest servers on the machine for the Server's lifetime.
+// Close kills the JVM, waits for it and removes the directory. On Linux a
+// child JVM also gets SIGKILL when the test process dies (parent-death
+// signal), so an aborted test run leaves no server running (only its
+// temporary directory). Other Unix systems lack that guarantee.
 //
 // # Finding ZooKeeper
 //
@@ -198,8 +203,12 @@ func (c *config) renderZooCfg(dataDir string, port int, m *member) string {
 	tickMs := int(c.tick / time.Millisecond)
 	lines := []kv{
 		{"tickTime", strconv.Itoa(tickMs)},
-		{"initLimit", "10"},
-		{"syncLimit", "5"},
+		// In ticks. Members are SIGKILLed, so their peers see the
+		// sockets close and re-elect at once whatever these are; the
+		// limits only bound how long a live but stalled member (a loaded
+		// CI machine) may lag before the quorum breaks up.
+		{"initLimit", "20"},
+		{"syncLimit", "10"},
 		{"minSessionTimeout", strconv.Itoa(2 * tickMs)},
 		{"maxSessionTimeout", "60000"},
 		{"maxClientCnxns", "0"},
