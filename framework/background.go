@@ -18,6 +18,7 @@ type bgJob struct {
 	fn   func(ctx context.Context) error
 	bo   backoff.BackOff
 	done chan struct{}
+	err  error // the outcome, set before done is closed
 }
 
 type background struct {
@@ -31,8 +32,8 @@ func newBackground(c *Client) *background {
 	return &background{c: c, q: newQueue[*bgJob]()}
 }
 
-// submit queues fn; the returned channel is closed when it is done.
-func (b *background) submit(name string, fn func(ctx context.Context) error) <-chan struct{} {
+// submit queues fn; the job's done channel is closed when it is done.
+func (b *background) submit(name string, fn func(ctx context.Context) error) *bgJob {
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval = 50 * time.Millisecond
 	bo.MaxInterval = time.Second
@@ -42,13 +43,14 @@ func (b *background) submit(name string, fn func(ctx context.Context) error) <-c
 	b.pending++
 	b.mu.Unlock()
 	b.q.push(j)
-	return j.done
+	return j
 }
 
-func (b *background) finish(j *bgJob) {
+func (b *background) finish(j *bgJob, err error) {
 	b.mu.Lock()
 	b.pending--
 	b.mu.Unlock()
+	j.err = err
 	close(j.done)
 }
 
@@ -64,11 +66,16 @@ func (b *background) run() {
 		}
 		for _, j := range b.q.drain() {
 			err := j.fn(ctx)
-			if err == nil || !retryable(err) || ctx.Err() != nil {
-				if err != nil && ctx.Err() == nil {
-					b.c.opts.logger.Warn("background operation failed", "op", j.name, "err", err)
-				}
-				b.finish(j)
+			switch {
+			case err == nil:
+				b.finish(j, nil)
+				continue
+			case ctx.Err() != nil: // abandoned by Close
+				b.finish(j, ErrClosed)
+				continue
+			case !retryable(err):
+				b.c.opts.logger.Warn("background operation failed", "op", j.name, "err", err)
+				b.finish(j, err)
 				continue
 			}
 			b.c.opts.logger.Debug("background operation will be retried", "op", j.name, "err", err)

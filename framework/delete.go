@@ -62,13 +62,13 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	if do.guaranteed && (retryable(err) || ctxErr(err)) {
-		done := c.DeleteInBackground(path, opts...)
+		j := c.deleteInBackgroundJob(path, full, do)
 		var oe *OpError
 		cause := err
 		if errors.As(err, &oe) {
 			cause = oe.Err
 		}
-		return &DeletePendingError{Path: path, Err: cause, done: done}
+		return &DeletePendingError{Path: path, Err: cause, job: j, closed: c.ctx.Done()}
 	}
 	return err
 }
@@ -93,6 +93,10 @@ func (c *Client) DeleteInBackground(path string, opts ...DeleteOption) <-chan st
 		close(done)
 		return done
 	}
+	return c.deleteInBackgroundJob(path, full, do).done
+}
+
+func (c *Client) deleteInBackgroundJob(path, full string, do deleteOptions) *bgJob {
 	return c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {
 		_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
 			return struct{}{}, deleteTree(conn, full, do.version, do.children)
@@ -138,6 +142,6 @@ func (c *Client) deleteFull(ctx context.Context, full string, version int32) err
 }
 
 // deleteInBackground deletes a server path in the background until it is gone.
-func (c *Client) deleteInBackground(full string) <-chan struct{} {
+func (c *Client) deleteInBackground(full string) *bgJob {
 	return c.bg.submit("delete "+full, func(ctx context.Context) error { return c.deleteFull(ctx, full, -1) })
 }

@@ -57,9 +57,10 @@ func (e *OpError) Unwrap() error { return e.Err }
 // keeps deleting it in the background until it is gone (or the client is
 // closed). Wait blocks until then.
 type DeletePendingError struct {
-	Path string
-	Err  error // the foreground failure
-	done <-chan struct{}
+	Path   string
+	Err    error // the foreground failure
+	job    *bgJob
+	closed <-chan struct{} // the client's Done
 }
 
 func (e *DeletePendingError) Error() string {
@@ -68,11 +69,26 @@ func (e *DeletePendingError) Error() string {
 
 func (e *DeletePendingError) Unwrap() []error { return []error{ErrDeletePending, e.Err} }
 
-// Wait blocks until the background delete has finished or ctx is done.
+// Wait blocks until the background delete has finished, the client is
+// closed, or ctx is done. It returns nil once the node is gone, the error
+// that ended the delete if the server refused it (zk.ErrNotEmpty,
+// zk.ErrBadVersion, zk.ErrNoAuth...), ErrClosed if the client was closed
+// before the delete was done, or ctx's error.
 func (e *DeletePendingError) Wait(ctx context.Context) error {
+	var done <-chan struct{}
+	if e.job != nil {
+		done = e.job.done
+	}
 	select {
-	case <-e.done:
-		return nil
+	case <-done:
+		return e.job.err
+	default:
+	}
+	select {
+	case <-done:
+		return e.job.err
+	case <-e.closed:
+		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
