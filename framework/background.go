@@ -46,6 +46,20 @@ func (b *background) submit(name string, fn func(ctx context.Context) error) *bg
 	return j
 }
 
+// hold counts work that will be submitted later as pending; release
+// undoes it (after the submit, so that pending never drops to 0 meanwhile).
+func (b *background) hold() {
+	b.mu.Lock()
+	b.pending++
+	b.mu.Unlock()
+}
+
+func (b *background) release() {
+	b.mu.Lock()
+	b.pending--
+	b.mu.Unlock()
+}
+
 func (b *background) finish(j *bgJob, err error) {
 	b.mu.Lock()
 	b.pending--

@@ -281,9 +281,19 @@ func (c *Client) cleanupProtected(parentFull, id string, pending <-chan outcome[
 		find()
 		return
 	}
+	// Until the attempt's outcome is in, the clean-up counts as pending
+	// background work, so that WaitBackground waits for it too.
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.bg.hold()
 	c.wg.Add(1)
+	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
+		defer c.bg.release()
 		select {
 		case <-pending:
 			find()
