@@ -99,7 +99,9 @@ func WithParents() CreateOption { return func(o *createOptions) { o.parents = pe
 // WithParentContainers creates missing parent nodes as container nodes, so
 // the server removes them once they are empty (Curator's
 // creatingParentContainersIfNeeded).
-func WithParentContainers() CreateOption { return func(o *createOptions) { o.parents = containerParents } }
+func WithParentContainers() CreateOption {
+	return func(o *createOptions) { o.parents = containerParents }
+}
 
 // WithACL sets the node's ACL instead of the client's ACL provider's.
 func WithACL(acl ...ACL) CreateOption {
@@ -195,7 +197,14 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 					return res{found, sid}, nil
 				}
 				if ok { // made in a session that is gone: never adopt it (CURATOR-498)
-					c.deleteInBackground(found)
+					// Delete it before creating: a non-sequential node
+					// would otherwise collide with it (zk.ErrNodeExists).
+					if err := conn.Delete(found, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+						if retryable(classify(err, c.isClosed())) {
+							return res{}, err
+						}
+						c.deleteInBackground(found)
+					}
 				}
 			}
 		}
