@@ -117,14 +117,15 @@ func (c *Client) AddListener(fn func(State)) (remove func()) {
 	c.wg.Add(1)
 	c.mu.Unlock()
 	go func() { defer c.wg.Done(); l.run() }()
-	var once sync.Once
 	return func() {
-		once.Do(func() {
-			c.mu.Lock()
-			delete(c.listeners, l)
-			c.mu.Unlock()
+		// Whoever takes l out of the set (this or Close) stops it.
+		c.mu.Lock()
+		_, ok := c.listeners[l]
+		delete(c.listeners, l)
+		c.mu.Unlock()
+		if ok {
 			close(l.stop)
-		})
+		}
 	}
 }
 
