@@ -52,6 +52,9 @@ func (o CreateOp) request(c *Client) (any, error) {
 	if err := validatePath(o.Path, o.Mode.Sequential()); err != nil {
 		return nil, err
 	}
+	if o.Path == "/" {
+		return nil, fmt.Errorf("%w: cannot create /", ErrInvalidPath)
+	}
 	switch o.Mode {
 	case ModePersistent, ModeEphemeral, ModePersistentSequential, ModeEphemeralSequential:
 	default:
@@ -68,6 +71,9 @@ func (o CreateOp) request(c *Client) (any, error) {
 func (o DeleteOp) request(c *Client) (any, error) {
 	if err := validatePath(o.Path, false); err != nil {
 		return nil, err
+	}
+	if o.Path == "/" { // the namespace or chroot itself, as Delete refuses
+		return nil, fmt.Errorf("%w: cannot delete /", ErrInvalidPath)
 	}
 	return &zk.DeleteRequest{Path: c.paths.full(o.Path), Version: o.Version}, nil
 }
