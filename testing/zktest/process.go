@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -32,13 +31,11 @@ func (p *process) exited() bool {
 	}
 }
 
-// kill sends SIGKILL to the JVM's process group and waits for it.
+// kill sends SIGKILL to the JVM (which has no children) and waits for it.
 // ZooKeeper is crash safe, and what it wrote is in the page cache.
+// os.Process.Kill cannot hit a recycled pid once the JVM has been reaped.
 func (p *process) kill() {
-	if !p.exited() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		_ = p.cmd.Process.Kill()
-	}
+	_ = p.cmd.Process.Kill()
 	<-p.done
 }
 

@@ -90,7 +90,7 @@ func NewServer(opts ...Option) (*Server, error) {
 // cannot be started (the message names the fix when ZooKeeper is missing)
 // and registers Close with tb.Cleanup. If the environment variable
 // ZK_CONNECT is set it returns an external-mode Server instead (see
-// NewExternal and the package documentation).
+// NewExternal and the package documentation); opts are then ignored.
 func StartServer(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	var (
