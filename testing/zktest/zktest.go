@@ -317,6 +317,13 @@ func findZooKeeper() (*install, error) {
 			cp = append(cp, s)
 			inst.slf4jSimple = true
 		}
+		// The jar's manifest leaves out two Netty jars that ZooKeeper's Netty
+		// connection factory (and so its TLS client port) needs.
+		for _, j := range []string{"netty-codec.jar", "netty-handler.jar"} {
+			if s := filepath.Join(debianJavaDir, j); fileExists(s) {
+				cp = append(cp, s)
+			}
+		}
 		inst.classpath = strings.Join(cp, string(os.PathListSeparator))
 	}
 	if jh := os.Getenv("JAVA_HOME"); jh != "" && fileExists(filepath.Join(jh, "bin", "java")) {
