@@ -1,0 +1,136 @@
+package framework_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+)
+
+// Parents made by WithParentContainers are containers: the server removes
+// them once their last child is gone (zktest checks containers every
+// second); parents made by WithParents are persistent and stay.
+func TestParentContainers(t *testing.T) {
+	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("containers")))
+	ctx := testCtx(t, waitLong)
+	if _, err := c.Create(ctx, "/box/inner/leaf", []byte("x"), framework.WithParentContainers()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/shelf/inner/leaf", []byte("x"), framework.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	// A node made with ModeContainer is one too. (The server shows
+	// clients no mark of a container: reaping is the proof.)
+	if _, err := c.Create(ctx, "/crate", nil, framework.WithMode(framework.ModeContainer)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/crate/item", nil); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, p := range []string{"/box/inner/leaf", "/shelf/inner/leaf", "/crate/item"} {
+		if err := c.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, waitLong, "the server reaps the empty containers", func() error {
+		for _, p := range []string{"/box/inner", "/box", "/crate"} {
+			if ok, _, err := c.Exists(ctx, p); err != nil || ok {
+				return fmt.Errorf("%s still exists (%v)", p, err)
+			}
+		}
+		return nil
+	})
+	for _, p := range []string{"/shelf", "/shelf/inner"} {
+		if ok, _, err := c.Exists(ctx, p); err != nil || !ok {
+			t.Fatalf("persistent parent %s reaped (%v)", p, err)
+		}
+	}
+}
+
+// TTL nodes are made (the zktest server enables extended types) and
+// removed by the server once their TTL has passed; a TTL and a TTL mode go
+// together or fail before any I/O.
+func TestTTLNodes(t *testing.T) {
+	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("ttl")))
+	ctx := testCtx(t, waitLong)
+	p, err := c.Create(ctx, "/ttl", []byte("x"), framework.WithMode(framework.ModePersistentTTL), framework.WithTTL(500*time.Millisecond))
+	if err != nil {
+		t.Fatalf("TTL create: %v", err)
+	}
+	seq, err := c.Create(ctx, "/ttl-seq-", nil, framework.WithMode(framework.ModePersistentSequentialTTL), framework.WithTTL(500*time.Millisecond))
+	if err != nil || !isSeq(seq, "/ttl-seq-") {
+		t.Fatalf("sequential TTL create = %q, %v", seq, err)
+	}
+	if ok, _, err := c.Exists(ctx, p); err != nil || !ok {
+		t.Fatalf("%s: exists=%v, %v", p, ok, err)
+	}
+	eventually(t, waitLong, "the server removes expired TTL nodes", func() error {
+		for _, n := range []string{p, seq} {
+			if ok, _, err := c.Exists(ctx, n); err != nil || ok {
+				return fmt.Errorf("%s still exists (%v)", n, err)
+			}
+		}
+		return nil
+	})
+
+	for _, tc := range []struct {
+		name string
+		opts []framework.CreateOption
+	}{
+		{"ttl mode without ttl", []framework.CreateOption{framework.WithMode(framework.ModePersistentTTL)}},
+		{"ttl without ttl mode", []framework.CreateOption{framework.WithTTL(time.Second)}},
+		{"negative ttl", []framework.CreateOption{framework.WithMode(framework.ModePersistentTTL), framework.WithTTL(-time.Second)}},
+		{"ttl on ephemeral", []framework.CreateOption{framework.WithMode(framework.ModeEphemeral), framework.WithTTL(time.Second)}},
+	} {
+		if _, err := c.Create(ctx, "/bad", nil, tc.opts...); !errors.Is(err, framework.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", tc.name, err)
+		}
+	}
+	if ok, _, _ := c.Exists(ctx, "/bad"); ok {
+		t.Error("an invalid create made a node")
+	}
+}
+
+// Create's plain behaviour: data, modes, existing nodes, missing parents.
+func TestCreateModes(t *testing.T) {
+	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("create")), framework.WithDefaultData([]byte("me")))
+	ctx := testCtx(t, waitShort)
+	if string(c.DefaultData()) != "me" {
+		t.Fatalf("DefaultData = %q", c.DefaultData())
+	}
+	if _, err := c.Create(ctx, "/p", []byte("d")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/p", nil); !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("second create: %v, want ErrNodeExists", err)
+	}
+	if _, err := c.Create(ctx, "/missing/child", nil); !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("create under a missing parent: %v, want ErrNoNode", err)
+	}
+	n, err := c.CreateNode(ctx, "/p/e", nil, framework.WithMode(framework.ModeEphemeral))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Session == nil || n.Session != c.Session() {
+		t.Fatalf("ephemeral node's Session = %v, want the current one", n.Session)
+	}
+	if _, st, err := c.Get(ctx, "/p/e"); err != nil || st.EphemeralOwner != n.Session.ID() {
+		t.Fatalf("ephemeral owner: %+v, %v", st, err)
+	}
+	n, err = c.CreateNode(ctx, "/p/s-", nil, framework.WithMode(framework.ModeEphemeralSequential))
+	if err != nil || !isSeq(n.Path, "/p/s-") || n.Session == nil {
+		t.Fatalf("ephemeral sequential = %+v, %v", n, err)
+	}
+	n, err = c.CreateNode(ctx, "/p/persistent", nil)
+	if err != nil || n.Session != nil {
+		t.Fatalf("persistent = %+v, %v; want no session", n, err)
+	}
+	if d, _, err := c.Get(ctx, "/p"); err != nil || string(d) != "d" {
+		t.Fatalf("data = %q, %v", d, err)
+	}
+}

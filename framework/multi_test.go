@@ -1,0 +1,70 @@
+package framework_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+)
+
+// A guarded write (check + set in one Multi) is done while the guard node
+// exists and refused, with nothing written, once it is gone.
+func TestMultiGuardedWrite(t *testing.T) {
+	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("multi")))
+	ctx := testCtx(t, waitShort)
+	if _, err := c.Create(ctx, "/guard", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/data", []byte("v0")); err != nil {
+		t.Fatal(err)
+	}
+	guarded := func(v string) ([]framework.OpResult, error) {
+		return c.Multi(ctx,
+			framework.CheckOp{Path: "/guard", Version: -1},
+			framework.SetDataOp{Path: "/data", Data: []byte(v), Version: -1})
+	}
+
+	res, err := guarded("v1")
+	if err != nil {
+		t.Fatalf("guarded write with the guard present: %v", err)
+	}
+	if len(res) != 2 || res[1].Stat == nil || res[1].Stat.Version != 1 {
+		t.Fatalf("results %+v", res)
+	}
+	if d, _, _ := c.Get(ctx, "/data"); string(d) != "v1" {
+		t.Fatalf("data %q, want v1", d)
+	}
+
+	// A version guard too.
+	if _, err := c.Multi(ctx,
+		framework.CheckOp{Path: "/guard", Version: 5},
+		framework.SetDataOp{Path: "/data", Data: []byte("bad"), Version: -1}); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("guard with a wrong version: %v, want ErrBadVersion", err)
+	}
+
+	if err := c.Delete(ctx, "/guard"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = guarded("v2")
+	if !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("guarded write without the guard: %v, want ErrNoNode", err)
+	}
+	if len(res) != 2 || !errors.Is(res[0].Err, zk.ErrNoNode) {
+		t.Fatalf("results %+v: the check should have failed with ErrNoNode", res)
+	}
+	if d, st, _ := c.Get(ctx, "/data"); string(d) != "v1" || st.Version != 1 {
+		t.Fatalf("data %q version %d after a refused transaction, want v1 / 1", d, st.Version)
+	}
+
+	// All or nothing: a create and a failing op leave no node.
+	if _, err := c.Multi(ctx,
+		framework.CreateOp{Path: "/new", Data: []byte("n")},
+		framework.DeleteOp{Path: "/absent", Version: -1}); !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("multi with a failing delete: %v, want ErrNoNode", err)
+	}
+	if ok, _, _ := c.Exists(ctx, "/new"); ok {
+		t.Fatal("a failed transaction created /new")
+	}
+}

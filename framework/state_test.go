@@ -1,0 +1,151 @@
+package framework_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// A server stopped and started again within the session timeout: the
+// client is SUSPENDED, then RECONNECTED to the same session, which is never
+// lost.
+func TestStatesServerStopStart(t *testing.T) {
+	s := startServer(t)
+	// The session must outlive the server's absence, JVM start included.
+	c, log := newRecordedClient(t, s.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	log.wait(t, waitShort, framework.StateConnected)
+	sess := c.Session()
+	if sess == nil {
+		t.Fatal("connected without a session")
+	}
+
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+	select {
+	case <-sess.Suspended():
+	default:
+		t.Error("Session.Suspended not closed while SUSPENDED")
+	}
+	if c.Connected() {
+		t.Error("Connected() while the server is down")
+	}
+
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	if got := c.Session(); got != sess {
+		t.Fatalf("session after reconnection = %v, want the same %x", got, sess.ID())
+	}
+	if sess.Lost() {
+		t.Fatal("session lost although the server kept it")
+	}
+	select {
+	case <-sess.Suspended():
+		t.Error("a new Suspended channel is closed after RECONNECTED")
+	default:
+	}
+	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
+		t.Fatalf("Exists after reconnection: %v", err)
+	}
+	if got := log.get(); len(got) != 3 {
+		t.Fatalf("connection states %v, want exactly CONNECTED SUSPENDED RECONNECTED", got)
+	}
+	if c.State() != framework.StateReconnected {
+		t.Fatalf("State() = %v", c.State())
+	}
+}
+
+// A real server-side expiry (a partition through a proxy): LOST, then
+// RECONNECTED in a new session; the old Session's Done is closed and a
+// watch set in it ends with EventNotWatching / ErrSessionLost.
+func TestStatesSessionExpiry(t *testing.T) {
+	// The server caps sessions at 2 s while the client asks for 30 s, so
+	// the server expires the session long before the client would declare
+	// it lost by itself: this test sees the server's expiry.
+	s := startServer(t, zktest.WithConfig("maxSessionTimeout", "2000"))
+	p := zktest.StartProxy(t, s.Addr())
+	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(30*time.Second))
+	log.wait(t, waitShort, framework.StateConnected)
+	ctx := testCtx(t, waitLong)
+	if _, err := c.Create(ctx, "/watched", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, w, err := c.GetW(ctx, "/watched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	old := c.Session()
+
+	if err := zktest.ExpireSession(ctx, p, s, old.ID()); err != nil {
+		t.Fatal(err)
+	}
+	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
+
+	select {
+	case <-old.Done():
+	default:
+		t.Fatal("the expired session's Done is not closed")
+	}
+	ev := waitEvent(t, w, waitShort)
+	if ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, framework.ErrSessionLost) || ev.Path != "/watched" {
+		t.Fatalf("watch event %+v, want NotWatching /watched with ErrSessionLost", ev)
+	}
+	now := c.Session()
+	if now == nil || now.ID() == old.ID() || now.Lost() {
+		t.Fatalf("session after expiry %v, want a new live one (old %x)", now, old.ID())
+	}
+	if _, _, err := c.Get(ctx, "/watched"); err != nil {
+		t.Fatalf("Get in the new session: %v", err)
+	}
+	if armed, waiters := c.WatchStats(); armed != 0 || waiters != 0 {
+		t.Fatalf("WatchStats after expiry = %d armed, %d waiters; want 0, 0", armed, waiters)
+	}
+}
+
+// The server is down for longer than the session timeout: the client
+// cannot hear about an expiry, so it declares LOST itself; when the server
+// is back it is RECONNECTED in a new session.
+func TestStatesSimulatedLost(t *testing.T) {
+	s := startServer(t)
+	c, log := newRecordedClient(t, s.ConnectString(), framework.WithSessionTimeout(time.Second))
+	log.wait(t, waitShort, framework.StateConnected)
+	old := c.Session()
+
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateLost)
+	select {
+	case <-old.Done():
+	default:
+		t.Fatal("LOST posted but the session's Done is not closed")
+	}
+	if c.Session() != nil {
+		t.Fatal("a current session between LOST and the next connection")
+	}
+
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
+	now := c.Session()
+	if now == nil || now.ID() == old.ID() {
+		t.Fatalf("session after LOST %v, want a new one (old %x)", now, old.ID())
+	}
+	if got := c.SessionFor(old.ID()); !got.Lost() {
+		t.Fatal("SessionFor(old id) is not lost")
+	}
+	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
+		t.Fatalf("Exists in the new session: %v", err)
+	}
+	if got := log.get(); len(got) != 4 {
+		t.Fatalf("connection states %v, want exactly CONNECTED SUSPENDED LOST RECONNECTED", got)
+	}
+}
