@@ -213,3 +213,12 @@ func waitEvent(t testing.TB, w *framework.Watch, d time.Duration) framework.Even
 	}
 	panic("unreachable")
 }
+
+func modeName(m framework.CreateMode) string {
+	return map[framework.CreateMode]string{
+		framework.ModePersistent:           "persistent",
+		framework.ModeEphemeral:            "ephemeral",
+		framework.ModePersistentSequential: "persistent-sequential",
+		framework.ModeEphemeralSequential:  "ephemeral-sequential",
+	}[m]
+}

@@ -3,6 +3,7 @@ package framework_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -66,5 +67,50 @@ func TestMultiGuardedWrite(t *testing.T) {
 	}
 	if ok, _, _ := c.Exists(ctx, "/new"); ok {
 		t.Fatal("a failed transaction created /new")
+	}
+}
+
+// Across a lost response, a transaction without creates is retried (it is
+// idempotent) and succeeds; one with a create is not retried (a retry
+// could not tell its own success from a conflict): the caller gets
+// ErrConnectionLoss, and the transaction did happen.
+func TestMultiLostResponse(t *testing.T) {
+	p := startProxyFor(t)
+	ns := uniq("multi")
+	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(ns),
+		framework.WithSessionTimeout(10*time.Second))
+	log.wait(t, waitShort, framework.StateConnected)
+	observer := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
+	ctx := testCtx(t, waitLong)
+	if _, err := c.Create(ctx, "/data", []byte("v0")); err != nil {
+		t.Fatal(err)
+	}
+
+	p.DropAfterRequest(1)
+	res, err := c.Multi(ctx,
+		framework.CheckOp{Path: "/data", Version: -1},
+		framework.SetDataOp{Path: "/data", Data: []byte("v1"), Version: -1})
+	if err != nil || len(res) != 2 {
+		t.Fatalf("idempotent multi across a lost response = %+v, %v", res, err)
+	}
+	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	if d, _, _ := observer.Get(ctx, "/data"); string(d) != "v1" {
+		t.Fatalf("data %q, want v1", d)
+	}
+
+	p.DropAfterRequest(1)
+	_, err = c.Multi(ctx,
+		framework.CreateOp{Path: "/made", Data: []byte("m")},
+		framework.SetDataOp{Path: "/data", Data: []byte("v2"), Version: -1})
+	if !errors.Is(err, framework.ErrConnectionLoss) {
+		t.Fatalf("multi with a create across a lost response: %v, want ErrConnectionLoss", err)
+	}
+	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,
+		framework.StateSuspended, framework.StateReconnected)
+	if d, _, err := observer.Get(ctx, "/made"); err != nil || string(d) != "m" {
+		t.Fatalf("/made = %q, %v; the transaction reached the server", d, err)
+	}
+	if d, _, _ := observer.Get(ctx, "/data"); string(d) != "v2" {
+		t.Fatalf("data %q, want v2", d)
 	}
 }

@@ -95,6 +95,12 @@ func TestProtectedCreateLostResponse(t *testing.T) {
 // returns the context's error and leaves no node behind once the
 // background clean-up has run.
 func TestProtectedCreateContextEnds(t *testing.T) {
+	for _, mode := range []framework.CreateMode{framework.ModePersistent, framework.ModePersistentSequential, framework.ModeEphemeral} {
+		t.Run(modeName(mode), func(t *testing.T) { testContextEnds(t, mode) })
+	}
+}
+
+func testContextEnds(t *testing.T, mode framework.CreateMode) {
 	ns := uniq("protected")
 	p := zktest.StartProxy(t, shared.Addr())
 	c := newClient(t, p.Addr(), framework.WithNamespace(ns),
@@ -113,7 +119,7 @@ func TestProtectedCreateContextEnds(t *testing.T) {
 
 	p.SetDelay(time.Second)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	_, err = c.Create(short, "/parent/node", []byte("x"), framework.WithProtection(), framework.WithMode(framework.ModeEphemeral))
+	_, err = c.Create(short, "/parent/node", []byte("x"), framework.WithProtection(), framework.WithMode(mode))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("create past its deadline: %v, want DeadlineExceeded", err)
@@ -139,7 +145,7 @@ func TestProtectedCreateContextEnds(t *testing.T) {
 // it is deleted and a node of the current session made instead.
 func TestProtectedEphemeralNotAdoptedAfterSessionChange(t *testing.T) {
 	for _, mode := range []framework.CreateMode{framework.ModeEphemeral, framework.ModeEphemeralSequential} {
-		t.Run(map[bool]string{false: "ephemeral", true: "ephemeral-sequential"}[mode.Sequential()], func(t *testing.T) {
+		t.Run(modeName(mode), func(t *testing.T) {
 			testNotAdopted(t, mode)
 		})
 	}

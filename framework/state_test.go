@@ -1,6 +1,7 @@
 package framework_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -129,6 +130,12 @@ func TestStatesSimulatedLost(t *testing.T) {
 	}
 	if c.Session() != nil {
 		t.Fatal("a current session between LOST and the next connection")
+	}
+	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	err := c.BlockUntilConnected(short)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("BlockUntilConnected with the server down: %v, want DeadlineExceeded", err)
 	}
 
 	if err := s.Start(); err != nil {
