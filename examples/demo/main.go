@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
@@ -66,15 +67,11 @@ func main() {
 }
 
 func run() error {
-	srv, err := zktest.NewServer()
+	srv, where, err := zkenv.Server()
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	where := "started locally"
-	if os.Getenv("ZK_CONNECT") != "" {
-		where = "from ZK_CONNECT"
-	}
 	fmt.Printf("gocurator demo: %d workers, one lock, ZooKeeper at %s (%s)\n\n", workers, srv.ConnectString(), where)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

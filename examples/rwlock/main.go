@@ -1,0 +1,85 @@
+// Command rwlock shows locks.ReadWriteLock (Curator's
+// InterProcessReadWriteLock): readers share, a writer is alone, and the
+// write holder downgrades to a read lock without letting a queued writer in.
+//
+//	go run ./examples/rwlock     (ZK_CONNECT=host:port to use your ensemble)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocurator/curator/examples/internal/zkenv"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+)
+
+func main() {
+	srv, where, err := zkenv.Server()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
+	client, err := framework.New(srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const path = "/examples/rwlock"
+
+	// Three readers at once: one ReadWriteLock value per goroutine.
+	var readers, peak atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		rw, _ := locks.NewReadWriteLock(client, path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rw.Read().Do(ctx, func(context.Context) error {
+				n := readers.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				time.Sleep(200 * time.Millisecond)
+				readers.Add(-1)
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	fmt.Println("readers that held the read lock at the same time:", peak.Load())
+
+	// Write, then downgrade to read with the context the write lock handed out.
+	rw, _ := locks.NewReadWriteLock(client, path)
+	err = rw.Write().Do(ctx, func(wctx context.Context) error {
+		fmt.Println("writing")
+		return rw.Read().Lock(wctx) // downgrade: granted at once
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("write released, still reading:", rw.Read().IsAcquiredInThisProcess())
+
+	if err := rw.Read().Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	// A reader cannot upgrade: an error, not a deadlock.
+	rctx, err := rw.Read().Acquire(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := rw.Write().Lock(rctx); errors.Is(err, locks.ErrUpgrade) {
+		fmt.Println("upgrade refused:", err)
+	}
+	if err := rw.Read().Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+}
