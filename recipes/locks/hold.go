@@ -11,14 +11,14 @@ import (
 )
 
 // hold is one holding of a lock by an instance: its contender node, its
-// reentrancy count, and the monitor that closes lost when the lock can no
-// longer be relied on.
+// reentrancy count, the held context, and the Monitor that closes lost when
+// the lock can no longer be relied on.
 type hold struct {
 	c      *Contender
 	count  int
-	lost   chan struct{}
-	stop   chan struct{}
-	done   chan struct{} // monitor ended
+	mon    *Monitor
+	lost   <-chan struct{}
+	stop   chan struct{} // ends revocation watching
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -30,47 +30,23 @@ type hold struct {
 var errReleased = errors.New("locks: released")
 
 func newHold(ctx context.Context, key any, c *Contender, o *options) *hold {
-	h := &hold{c: c, count: 1, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	h := &hold{c: c, count: 1, stop: make(chan struct{})}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), key, h))
-	var susp <-chan struct{}
-	if o.policy == LoseOnSuspend {
-		susp = c.session.Suspended()
-	}
 	if o.onRevoke != nil {
 		go c.WatchRevocation(h.stop, o.onRevoke)
 	}
-	go func() {
-		defer close(h.done)
-		select {
-		case <-h.stop:
-			return
-		case <-c.session.Done():
-		case <-susp:
-		}
-		close(h.lost)
-		h.cancel(ErrLockLost)
-		// The holder has been told; our node only blocks others now. Delete
-		// it in the background (guaranteed: it goes through once the
-		// connection is back), never blocking the holder.
-		c.d.client.DeleteInBackground(c.node, framework.IgnoreMissing())
-	}()
+	h.mon = c.Monitor(o.policy, func() { h.cancel(ErrLockLost) })
+	h.lost = h.mon.Lost()
 	return h
 }
 
 // isLost reports whether the lock was lost.
-func (h *hold) isLost() bool {
-	select {
-	case <-h.lost:
-		return true
-	default:
-		return false
-	}
-}
+func (h *hold) isLost() bool { return h.mon.IsLost() }
 
-// end stops the monitor and waits for it.
+// end stops watching and ends the held context.
 func (h *hold) end() {
 	close(h.stop)
-	<-h.done
+	h.mon.Stop()
 	h.cancel(errReleased)
 }
 

@@ -1,0 +1,63 @@
+package locks
+
+import "github.com/gocurator/curator/framework"
+
+// Monitor watches a contender that holds (a lock, a lease): Lost is closed
+// when the holding can no longer be relied on (its session is lost, or, with
+// LoseOnSuspend, its connection is suspended), and then the node is deleted
+// in the background (guaranteed), since it only blocks others. Stop ends the
+// watch when the holder releases.
+type Monitor struct {
+	c    *Contender
+	lost chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Monitor starts watching c; onLost, if not nil, runs once when the holding
+// is lost (before the node's deletion is queued).
+func (c *Contender) Monitor(policy SuspendPolicy, onLost func()) *Monitor {
+	m := &Monitor{c: c, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	var susp <-chan struct{}
+	if policy == LoseOnSuspend {
+		susp = c.session.Suspended()
+	}
+	go func() {
+		defer close(m.done)
+		select {
+		case <-m.stop:
+			return
+		case <-c.session.Done():
+		case <-susp:
+		}
+		close(m.lost)
+		if onLost != nil {
+			onLost()
+		}
+		c.d.client.DeleteInBackground(c.node, framework.IgnoreMissing())
+	}()
+	return m
+}
+
+// Lost returns a channel closed when the holding is lost.
+func (m *Monitor) Lost() <-chan struct{} { return m.lost }
+
+// IsLost reports whether the holding is lost.
+func (m *Monitor) IsLost() bool {
+	select {
+	case <-m.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop ends the watch (idempotent) and waits for it to end.
+func (m *Monitor) Stop() {
+	select {
+	case <-m.stop:
+	default:
+		close(m.stop)
+	}
+	<-m.done
+}
