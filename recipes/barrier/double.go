@@ -1,0 +1,460 @@
+package barrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+)
+
+// ReadyNode is the name of the node, under a double barrier's path, whose
+// existence says that enough members have entered (Curator's READY_NODE).
+// It is not a member.
+const ReadyNode = "ready"
+
+// DoubleBarrier is one member of a double barrier, the Go counterpart of
+// Curator's DistributedDoubleBarrier (the ZooKeeper recipe): members Enter
+// and block until memberQty of them are in, do their work, then Leave and
+// block until every member has left. memberQty is a threshold, not a
+// limit: more members may enter.
+//
+// A DoubleBarrier is one member at a time: Enter, then Leave, then Enter
+// again if you like (each Enter makes a new member node). Its methods are
+// safe to call from several goroutines, but a second Enter while one is
+// under way or done fails with ErrAlreadyEntered, and Leave without a
+// successful Enter fails with ErrNotEntered. Make one DoubleBarrier per
+// member; several may share a client.
+type DoubleBarrier struct {
+	client    *framework.Client
+	path      string
+	readyPath string
+	qty       int
+
+	hooks *hooks // nil except in tests
+
+	mu    sync.Mutex
+	state memberState
+	m     *member // while entered
+}
+
+type memberState int
+
+const (
+	idle memberState = iota
+	entering
+	entered
+	leaving
+)
+
+// member is our node in the barrier.
+type member struct {
+	name    string // a UUID, as Curator names members
+	node    string // full path
+	session *framework.Session
+	// readyZxid is the creation zxid of the ready node we passed on, 0 if
+	// unknown: Leave deletes the ready node only if it is that one, never
+	// the ready node of a later round.
+	readyZxid int64
+}
+
+// hooks let tests stop a member between its steps and wake it spuriously.
+type hooks struct {
+	afterCreate  func()          // after our node is made, before the first count
+	wake         chan struct{}   // a receive wakes an Enter waiter (GH-1290)
+	beforeRelist func(ours bool) // in Leave, before each listing after a wait
+}
+
+// NewDoubleBarrier returns a member of the double barrier at path, which
+// opens once memberQty members have entered. It does no I/O; it fails
+// (wrapping ErrInvalidArgument) for a nil client, an invalid path or
+// memberQty <= 0.
+func NewDoubleBarrier(client *framework.Client, path string, memberQty int) (*DoubleBarrier, error) {
+	if err := checkArgs(client, path); err != nil {
+		return nil, err
+	}
+	if memberQty <= 0 {
+		return nil, fmt.Errorf("%w: memberQty %d must be positive", ErrInvalidArgument, memberQty)
+	}
+	return &DoubleBarrier{client: client, path: path, readyPath: framework.JoinPath(path, ReadyNode), qty: memberQty}, nil
+}
+
+// Path returns the barrier's path.
+func (d *DoubleBarrier) Path() string { return d.path }
+
+// MemberQty returns the number of members the barrier waits for.
+func (d *DoubleBarrier) MemberQty() int { return d.qty }
+
+// Node returns our member node's path while we are in the barrier (between
+// a successful Enter and Leave), "" otherwise.
+func (d *DoubleBarrier) Node() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		return ""
+	}
+	return d.m.node
+}
+
+// Enter joins the barrier and blocks until memberQty members have entered
+// (Curator's enter). It creates our member node "<path>/<uuid>"
+// (ephemeral; missing parents are made as container nodes), then counts
+// the members (every child but "ready"): once there are memberQty, it
+// creates "<path>/ready" and returns; until then it waits for the children
+// of the barrier path to change and counts again. A ready node already
+// there lets it through at once, as in Curator.
+//
+// Every wake-up re-counts, so nothing but the condition lets a caller
+// through (apache/curator#1290). If ctx is done, or anything fails, Enter
+// deletes our member node before it returns (Curator keeps it, so a member
+// that gave up still counted); the error wraps ctx.Err(), or
+// ErrMemberVanished and framework.ErrSessionLost when our session was lost
+// (our node went with it), or ErrMemberVanished alone when someone else
+// deleted our node. The other members are not told: they go on waiting
+// for memberQty members, and pass if enough enter (a member whose session
+// was lost may simply Enter again, in its client's new session).
+//
+// The wait is a child watch on the barrier path (one per client, shared by
+// the client's members), which is told both of new members and of the
+// ready node. A member that gives up deletes its own node, which fires the
+// watch, so no watch of its stays on the server.
+func (d *DoubleBarrier) Enter(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	d.mu.Lock()
+	if d.state != idle {
+		d.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrAlreadyEntered, d.path)
+	}
+	d.state = entering
+	d.mu.Unlock()
+
+	m, err := d.enter(ctx)
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.state = idle
+		return err
+	}
+	d.state, d.m = entered, m
+	return nil
+}
+
+func (d *DoubleBarrier) enter(ctx context.Context) (*member, error) {
+	m, err := d.createMember(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d.hooks != nil && d.hooks.afterCreate != nil {
+		d.hooks.afterCreate()
+	}
+	if err := d.awaitReady(ctx, m); err != nil {
+		d.abandon(ctx, m)
+		return nil, err
+	}
+	return m, nil
+}
+
+// createMember makes our ephemeral member node, named by a fresh UUID.
+func (d *DoubleBarrier) createMember(ctx context.Context) (*member, error) {
+	name := framework.NewProtectedID() // a random UUID, as Curator's UUID.randomUUID()
+	node := framework.JoinPath(d.path, name)
+	n, err := d.client.CreateNode(ctx, node, d.client.DefaultData(),
+		framework.WithMode(framework.ModeEphemeral), framework.WithParentContainers())
+	if err == nil {
+		return &member{name: name, node: node, session: n.Session}, nil
+	}
+	if errors.Is(err, zk.ErrNodeExists) {
+		// The name is ours alone: an earlier attempt of this create made
+		// the node and its response was lost. Adopt it only if it belongs
+		// to the session we are in (CURATOR-498).
+		ok, st, xerr := d.client.Exists(ctx, node)
+		if xerr == nil && ok {
+			if s := d.client.SessionFor(st.EphemeralOwner); !s.Lost() {
+				return &member{name: name, node: node, session: s}, nil
+			}
+			d.client.DeleteInBackground(node)
+			return nil, fmt.Errorf("barrier: enter %s: our member node was made in a lost session: %w", d.path, framework.ErrSessionLost)
+		}
+		if xerr != nil {
+			err = xerr
+		}
+	}
+	if framework.IsRetryable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The create may have succeeded after all: make sure it did not
+		// leave a member behind.
+		d.client.DeleteInBackground(node)
+	}
+	return nil, fmt.Errorf("barrier: enter %s: %w", d.path, err)
+}
+
+// vanished is the error for our member node gone while we are in the barrier.
+func (m *member) vanished() error {
+	if m.session.Lost() {
+		return fmt.Errorf("%w: %s: %w", ErrMemberVanished, m.node, framework.ErrSessionLost)
+	}
+	return fmt.Errorf("%w: %s", ErrMemberVanished, m.node)
+}
+
+// split separates the ready node from the members among children.
+func split(children []string) (ready bool, members []string) {
+	members = make([]string, 0, len(children))
+	for _, c := range children {
+		if c == ReadyNode {
+			ready = true
+		} else {
+			members = append(members, c)
+		}
+	}
+	return ready, members
+}
+
+// awaitReady counts members until memberQty are in or the ready node is
+// there; every wake-up counts again.
+func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) error {
+	var wake chan struct{}
+	if d.hooks != nil {
+		wake = d.hooks.wake
+	}
+	for {
+		if m.session.Lost() {
+			return m.vanished()
+		}
+		children, _, w, err := d.client.ChildrenW(ctx, d.path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return m.vanished() // the barrier path is gone, and our node with it
+		}
+		if err != nil {
+			return fmt.Errorf("barrier: enter %s: %w", d.path, err)
+		}
+		ready, members := split(children)
+		switch {
+		case !slices.Contains(members, m.name):
+			w.Stop()
+			return m.vanished()
+		case ready:
+			w.Stop()
+			m.readyZxid = d.readyZxid(ctx)
+			return nil
+		case len(members) >= d.qty:
+			w.Stop()
+			return d.createReady(ctx, m)
+		}
+		select {
+		case ev := <-w.C():
+			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, framework.ErrSessionLost) {
+				return fmt.Errorf("barrier: enter %s: %w", d.path, ev.Err) // client closed
+			}
+			// A child came or went, or the session was lost (checked
+			// above): count again.
+		case <-m.session.Done():
+		case <-wake:
+		case <-ctx.Done():
+			w.Stop()
+			return fmt.Errorf("barrier: enter %s: %w", d.path, ctx.Err())
+		}
+		w.Stop()
+	}
+}
+
+// createReady creates the ready node (NodeExists is fine: another member
+// counted too) and records which one it is.
+func (d *DoubleBarrier) createReady(ctx context.Context, m *member) error {
+	_, err := d.client.Create(ctx, d.readyPath, d.client.DefaultData(), framework.WithParentContainers())
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, ReadyNode, err)
+	}
+	m.readyZxid = d.readyZxid(ctx)
+	return nil
+}
+
+// readyZxid returns the creation zxid of the ready node, 0 if it is gone
+// already (then Leave leaves whatever ready node it finds alone).
+func (d *DoubleBarrier) readyZxid(ctx context.Context) int64 {
+	ok, st, err := d.client.Exists(ctx, d.readyPath)
+	if err != nil || !ok {
+		return 0
+	}
+	return st.Czxid
+}
+
+// abandon deletes our member node after a failed Enter or Leave. With the
+// session lost, or no connection, it does not wait: the delete goes on in
+// the background (the node is gone, or goes with its session).
+func (d *DoubleBarrier) abandon(ctx context.Context, m *member) {
+	if m.session.Lost() || !d.client.Connected() {
+		d.client.DeleteInBackground(m.node)
+		return
+	}
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	if err := d.deleteMember(cctx, m); err != nil {
+		d.client.Logger().Warn("deleting our barrier member node", "node", m.node, "err", err)
+	}
+}
+
+// deleteMember deletes our member node: guaranteed, so that a delete that
+// could not be confirmed goes on in the background (that counts as done).
+func (d *DoubleBarrier) deleteMember(ctx context.Context, m *member) error {
+	err := d.client.Delete(ctx, m.node, framework.Guaranteed(), framework.IgnoreMissing())
+	if err != nil && !errors.Is(err, framework.ErrDeletePending) {
+		return err
+	}
+	return nil
+}
+
+// Leave leaves the barrier and blocks until every member has left
+// (Curator's leave, the ZooKeeper recipe's protocol). In a loop it lists
+// the members (children but "ready", sorted): none left, done; only ours
+// left, delete it, done; ours the lowest, wait for the highest to go;
+// otherwise delete ours (once) and wait for the lowest to go. So the
+// lowest member leaves last and the others wait for it.
+//
+// Leave waits only for the members that were in the barrier when it
+// started: a member that enters meanwhile (the next round, on the same
+// path) is not waited for, so consecutive rounds cannot deadlock. A member
+// that vanishes (its session expired) counts as left. Once our own node is
+// deleted our session no longer matters, and a session loss is ridden
+// out; while it still exists (we are the lowest), losing the session fails
+// Leave with ErrMemberVanished and framework.ErrSessionLost. If our node
+// is missing when Leave starts, that error (or ErrMemberVanished alone if
+// someone deleted it) is returned too.
+//
+// ctx bounds the whole of Leave (CURATOR-233). When it is done, Leave
+// deletes our node if it is still there (we give up waiting, but leave),
+// and returns an error wrapping ctx.Err(). However it ends, Leave then
+// deletes the ready node, as Curator does even on timeout, so that a
+// crashed round does not leave a ready node that lets the next round
+// through without waiting; but only the ready node this member passed on
+// (same creation zxid), never a later round's. After Leave the
+// DoubleBarrier can Enter again.
+func (d *DoubleBarrier) Leave(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	d.mu.Lock()
+	if d.state != entered {
+		d.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrNotEntered, d.path)
+	}
+	d.state = leaving
+	m := d.m
+	d.mu.Unlock()
+
+	err := d.leave(ctx, m)
+
+	d.mu.Lock()
+	d.state, d.m = idle, nil
+	d.mu.Unlock()
+	return err
+}
+
+func (d *DoubleBarrier) leave(ctx context.Context, m *member) error {
+	ours, err := d.awaitLeft(ctx, m)
+	if err != nil && ours {
+		d.abandon(ctx, m)
+	}
+	d.deleteReady(ctx, m)
+	return err
+}
+
+// awaitLeft runs the leave protocol; ours says whether our node may still
+// exist when it returns.
+func (d *DoubleBarrier) awaitLeft(ctx context.Context, m *member) (ours bool, err error) {
+	ours = true
+	var inBarrier map[string]bool // the members there when we started
+	for first := true; ; first = false {
+		if !first && d.hooks != nil && d.hooks.beforeRelist != nil {
+			d.hooks.beforeRelist(ours)
+		}
+		if ours && m.session.Lost() {
+			return ours, m.vanished()
+		}
+		children, _, err := d.client.Children(ctx, d.path)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return ours, fmt.Errorf("barrier: leave %s: %w", d.path, err)
+		}
+		_, members := split(children)
+		if inBarrier == nil {
+			inBarrier = make(map[string]bool, len(members))
+			for _, n := range members {
+				inBarrier[n] = true
+			}
+		} else {
+			members = slices.DeleteFunc(members, func(n string) bool { return !inBarrier[n] })
+		}
+		slices.Sort(members)
+		idx := slices.Index(members, m.name)
+		if ours && idx < 0 {
+			return false, m.vanished()
+		}
+		if len(members) == 0 { // everyone left (ours went before)
+			return false, nil
+		}
+		if len(members) == 1 && idx == 0 {
+			if err := d.deleteMember(ctx, m); err != nil {
+				return ours, fmt.Errorf("barrier: leave %s: %w", d.path, err)
+			}
+			return false, nil
+		}
+		var target string
+		if idx == 0 {
+			target = members[len(members)-1] // we are the lowest: wait for the highest
+		} else {
+			target = members[0] // wait for the lowest, after deleting ours
+			if ours {
+				if err := d.deleteMember(ctx, m); err != nil {
+					return ours, fmt.Errorf("barrier: leave %s: %w", d.path, err)
+				}
+				ours = false
+			}
+		}
+		// getData, not exists: a node gone meanwhile leaves no watch.
+		_, _, w, err := d.client.GetW(ctx, framework.JoinPath(d.path, target))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return ours, fmt.Errorf("barrier: leave %s: %w", d.path, err)
+		}
+		var lost <-chan struct{}
+		if ours {
+			lost = m.session.Done()
+		}
+		select {
+		case ev := <-w.C():
+			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, framework.ErrSessionLost) {
+				return ours, fmt.Errorf("barrier: leave %s: %w", d.path, ev.Err) // client closed
+			}
+			// The node went (or the session did: with our node deleted,
+			// look again in the new session).
+		case <-lost:
+		case <-ctx.Done():
+			w.Stop()
+			return ours, fmt.Errorf("barrier: leave %s: %w", d.path, ctx.Err())
+		}
+		w.Stop()
+	}
+}
+
+// deleteReady deletes the ready node if it is the one we passed on.
+func (d *DoubleBarrier) deleteReady(ctx context.Context, m *member) {
+	if m.readyZxid == 0 || !d.client.Connected() {
+		return // not ours to delete, or not now: the other members do it
+	}
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	ok, st, err := d.client.Exists(cctx, d.readyPath)
+	if err != nil || !ok || st.Czxid != m.readyZxid {
+		return
+	}
+	if err := d.client.Delete(cctx, d.readyPath, framework.IgnoreMissing()); err != nil {
+		d.client.Logger().Warn("deleting the barrier's ready node", "node", d.readyPath, "err", err)
+	}
+}
