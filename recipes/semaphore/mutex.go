@@ -1,0 +1,125 @@
+package semaphore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+)
+
+// Mutex is Curator's InterProcessSemaphoreMutex: a mutex on a one-lease
+// Semaphore. It is not reentrant: a Lock while this instance holds it blocks
+// until some goroutine calls Unlock (like sync.Mutex), and any goroutine may
+// Unlock. It satisfies locks.Locker, so a MultiLock can take it.
+type Mutex struct {
+	s   *Semaphore
+	sem chan struct{}
+
+	mu    sync.Mutex
+	lease *Lease
+}
+
+var _ locks.Locker = (*Mutex)(nil)
+
+// NewMutex returns a semaphore mutex on path.
+func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
+	s, err := New(client, path, 1, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutex{s: s, sem: make(chan struct{}, 1)}, nil
+}
+
+// Lock blocks until the mutex is held or ctx is done.
+func (m *Mutex) Lock(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	select {
+	case m.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	l, err := m.s.Acquire(ctx)
+	return m.took(l, err)
+}
+
+// TryLock takes the mutex if it is free now, else returns an error wrapping
+// locks.ErrLocked.
+func (m *Mutex) TryLock(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	select {
+	case m.sem <- struct{}{}:
+	default:
+		return locks.ErrLocked
+	}
+	l, err := m.s.TryAcquire(ctx)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", locks.ErrLocked, err)
+	}
+	return m.took(l, err)
+}
+
+func (m *Mutex) took(l *Lease, err error) error {
+	if err != nil {
+		<-m.sem
+		return err
+	}
+	m.mu.Lock()
+	m.lease = l
+	m.mu.Unlock()
+	return nil
+}
+
+// Unlock releases the mutex; an error wrapping locks.ErrNotHeld if it is
+// not held (Curator's IllegalStateException "Not acquired"). The mutex is
+// released locally first (CURATOR-376), whatever the delete's outcome.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	m.mu.Lock()
+	l := m.lease
+	m.lease = nil
+	m.mu.Unlock()
+	if l == nil {
+		return fmt.Errorf("%w: %w: %s", locks.ErrNotHeld, ErrNotHeld, m.s.path)
+	}
+	err := l.Release(ctx)
+	<-m.sem
+	return err
+}
+
+// IsAcquiredInThisProcess reports whether this instance holds the mutex.
+func (m *Mutex) IsAcquiredInThisProcess() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lease != nil
+}
+
+// Lost returns a channel closed when the mutex held now is lost (closed at
+// once when not held).
+func (m *Mutex) Lost() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lease == nil {
+		return closedChan
+	}
+	return m.lease.Lost()
+}
+
+// Node returns the lease node while held, else "".
+func (m *Mutex) Node() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lease == nil {
+		return ""
+	}
+	return m.lease.Node()
+}
+
+// Path returns the mutex's path.
+func (m *Mutex) Path() string { return m.s.path }
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
