@@ -165,7 +165,7 @@ func run() error {
 					wg.Add(1)
 					go func() { defer wg.Done(); lateWrite() }()
 				}
-				if err := w.m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+				if err := w.m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) && !errors.Is(err, locks.ErrLockLost) {
 					say("%s release: %v", w.name, err)
 				}
 				say("%s released", w.name)

@@ -51,8 +51,11 @@ func TestMutexHolderSessionExpires(t *testing.T) {
 	if tokB <= tokA {
 		t.Fatalf("fencing token %d after %d", tokB, tokA)
 	}
-	if err := ma.Unlock(ctx); err != nil {
-		t.Fatalf("unlock after loss: %v", err)
+	if err := ma.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+		t.Fatalf("unlock after loss: %v, want ErrLockLost", err)
+	}
+	if ma.IsAcquiredInThisProcess() {
+		t.Fatal("still held after unlocking a lost lock")
 	}
 	if err := mb.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -143,8 +146,8 @@ func TestMutexSuspendPolicy(t *testing.T) {
 					t.Fatal("lock node gone")
 				}
 			}
-			if err := m.Unlock(ctx); err != nil {
-				t.Fatal(err)
+			if err := m.Unlock(ctx); (err != nil) != tc.wantLost || (err != nil && !errors.Is(err, locks.ErrLockLost)) {
+				t.Fatalf("unlock: %v", err)
 			}
 		})
 	}
@@ -169,7 +172,7 @@ func worker(ctx context.Context, t *testing.T, m *locks.Mutex, fence *zktest.Fen
 				done++
 			}
 		}
-		if err := m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+		if err := m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) && !errors.Is(err, locks.ErrLockLost) {
 			t.Logf("unlock: %v", err)
 		}
 	}

@@ -171,7 +171,9 @@ func (m *Mutex) lock(ctx context.Context, wo WaitOptions) (*hold, error) {
 // Unlock releases one acquisition; the last one deletes our node (only ours,
 // guaranteed). ErrNotHeld if the mutex is not held. The lock is released
 // locally even if the delete could not be confirmed: the error then wraps
-// framework.ErrDeletePending and the delete goes on in the background.
+// framework.ErrDeletePending and the delete goes on in the background. If
+// the lock had been lost, Unlock releases it locally and says so with an
+// error wrapping ErrLockLost.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
@@ -191,7 +193,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.mu.Unlock()
 	h.end()
 	var err error
-	if !h.isLost() { // a lost hold's node is already being deleted
+	if h.isLost() { // its node is already being deleted; say what happened
+		err = fmt.Errorf("%w: %s (released locally)", ErrLockLost, h.c.node)
+	} else {
 		err = h.c.Delete(ctx)
 	}
 	<-m.sem
@@ -215,7 +219,7 @@ func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) (err
 		// may: past that the delete goes on in the background.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		if uerr := m.Unlock(uctx); uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) {
+		if uerr := m.Unlock(uctx); uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) && !errors.Is(uerr, ErrLockLost) {
 			err = errors.Join(err, uerr)
 		}
 	}()

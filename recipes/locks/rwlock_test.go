@@ -294,8 +294,8 @@ func TestRWWriterSessionExpires(t *testing.T) {
 	if ok, _, err := c2.Exists(ctx, node); err != nil || ok {
 		t.Fatalf("old writer node exists=%v err=%v", ok, err)
 	}
-	if err := rw1.Write().Unlock(ctx); err != nil {
-		t.Fatal(err)
+	if err := rw1.Write().Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+		t.Fatalf("unlock of the expired writer: %v", err)
 	}
 	if err := rw2.Read().Unlock(ctx); err != nil {
 		t.Fatal(err)

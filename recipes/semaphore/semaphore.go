@@ -255,7 +255,8 @@ func (l *Lease) Lost() <-chan struct{} { return l.mon.Lost() }
 
 // Release returns the lease: a guaranteed delete of exactly its node.
 // Releasing twice is ErrNotHeld. A *framework.DeletePendingError means the
-// lease is returned locally and its node goes in the background.
+// lease is returned locally and its node goes in the background; an error
+// wrapping locks.ErrLockLost, that the lease had been lost already.
 func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	if l.done {
@@ -265,8 +266,8 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.done = true
 	l.mu.Unlock()
 	l.mon.Stop()
-	if l.mon.IsLost() {
-		return nil // its node is already being deleted
+	if l.mon.IsLost() { // its node is already being deleted; say what happened
+		return fmt.Errorf("%w: lease %s (returned locally)", locks.ErrLockLost, l.c.Node())
 	}
 	return l.c.Delete(ctx)
 }

@@ -329,8 +329,8 @@ func TestSemaphoreHolderSessionExpires(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatalf("release of a lost lease: %v", err)
+	if err := l.Release(ctx); !errors.Is(err, locks.ErrLockLost) {
+		t.Fatalf("release of a lost lease: %v, want ErrLockLost", err)
 	}
 }
 
@@ -366,7 +366,9 @@ func TestSemaphoreAfterLostServer(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	l.Release(ctx)
+	if err := l.Release(ctx); !errors.Is(err, locks.ErrLockLost) {
+		t.Fatalf("release of a lease whose session was lost: %v", err)
+	}
 	for i := 0; i < 5; i++ {
 		l, err := s.Acquire(ctx)
 		if err != nil {
