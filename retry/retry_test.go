@@ -1,161 +1,299 @@
-package retry
+package retry_test
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/gocurator/curator/retry"
 )
 
-func TestConstructorsRejectBadArguments(t *testing.T) {
-	for name, f := range map[string]func() error{
-		"exp base 0":     func() error { _, err := NewExponentialBackoff(0, 3); return err },
-		"exp base <0":    func() error { _, err := NewExponentialBackoff(-time.Second, 3); return err },
-		"exp retries <0": func() error { _, err := NewExponentialBackoff(time.Second, -1); return err },
-		"exp max < base": func() error {
-			_, err := NewExponentialBackoff(time.Second, 3, WithMaxSleep(time.Millisecond))
-			return err
-		},
-		"exp max <0":          func() error { _, err := NewExponentialBackoff(time.Second, 3, WithMaxSleep(-1)); return err },
-		"bounded max 0":       func() error { _, err := NewBoundedExponentialBackoff(time.Second, 0, 3); return err },
-		"bounded max < base":  func() error { _, err := NewBoundedExponentialBackoff(time.Second, time.Millisecond, 3); return err },
-		"ntimes n<0":          func() error { _, err := NewNTimes(-1, time.Second); return err },
-		"ntimes sleep<0":      func() error { _, err := NewNTimes(1, -time.Second); return err },
-		"onetime sleep<0":     func() error { _, err := NewOneTime(-time.Second); return err },
-		"elapsed max<0":       func() error { _, err := NewUntilElapsed(-time.Second, time.Second); return err },
-		"elapsed sleep<0":     func() error { _, err := NewUntilElapsed(time.Second, -time.Second); return err },
-		"forever 0":           func() error { _, err := NewForever(0); return err },
-		"forever <0":          func() error { _, err := NewForever(-time.Second); return err },
-		"backoff nil factory": func() error { _, err := FromBackOff(nil); return err },
+func TestConstructorArguments(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		new  func() (retry.Policy, error)
+		ok   bool
+	}{
+		{"exponential", func() (retry.Policy, error) { return retry.NewExponentialBackoff(ms, 3) }, true},
+		{"exponential no retries", func() (retry.Policy, error) { return retry.NewExponentialBackoff(ms, 0) }, true},
+		{"exponential max = base", func() (retry.Policy, error) { return retry.NewExponentialBackoff(ms, 3, retry.WithMaxSleep(ms)) }, true},
+		{"exponential nil option", func() (retry.Policy, error) { return retry.NewExponentialBackoff(ms, 3, nil) }, true},
+		{"exponential base 0", func() (retry.Policy, error) { return retry.NewExponentialBackoff(0, 3) }, false},
+		{"exponential base < 0", func() (retry.Policy, error) { return retry.NewExponentialBackoff(-ms, 3) }, false},
+		{"exponential retries < 0", func() (retry.Policy, error) { return retry.NewExponentialBackoff(ms, -1) }, false},
+		{"exponential max < base", func() (retry.Policy, error) { return retry.NewExponentialBackoff(2*ms, 3, retry.WithMaxSleep(ms)) }, false},
+		{"exponential max 0", func() (retry.Policy, error) { return retry.NewExponentialBackoff(ms, 3, retry.WithMaxSleep(0)) }, false},
+		{"exponential max < 0", func() (retry.Policy, error) { return retry.NewExponentialBackoff(ms, 3, retry.WithMaxSleep(-ms)) }, false},
+		{"bounded", func() (retry.Policy, error) { return retry.NewBoundedExponentialBackoff(ms, time.Second, 3) }, true},
+		{"bounded base 0", func() (retry.Policy, error) { return retry.NewBoundedExponentialBackoff(0, time.Second, 3) }, false},
+		{"bounded max 0", func() (retry.Policy, error) { return retry.NewBoundedExponentialBackoff(ms, 0, 3) }, false},
+		{"bounded max < base", func() (retry.Policy, error) { return retry.NewBoundedExponentialBackoff(time.Second, ms, 3) }, false},
+		{"bounded retries < 0", func() (retry.Policy, error) { return retry.NewBoundedExponentialBackoff(ms, time.Second, -1) }, false},
+		{"ntimes", func() (retry.Policy, error) { return retry.NewNTimes(0, 0) }, true},
+		{"ntimes n < 0", func() (retry.Policy, error) { return retry.NewNTimes(-1, ms) }, false},
+		{"ntimes sleep < 0", func() (retry.Policy, error) { return retry.NewNTimes(1, -ms) }, false},
+		{"onetime", func() (retry.Policy, error) { return retry.NewOneTime(0) }, true},
+		{"onetime sleep < 0", func() (retry.Policy, error) { return retry.NewOneTime(-ms) }, false},
+		{"until elapsed", func() (retry.Policy, error) { return retry.NewUntilElapsed(0, 0) }, true},
+		{"until elapsed max < 0", func() (retry.Policy, error) { return retry.NewUntilElapsed(-ms, ms) }, false},
+		{"until elapsed sleep < 0", func() (retry.Policy, error) { return retry.NewUntilElapsed(ms, -ms) }, false},
+		{"forever", func() (retry.Policy, error) { return retry.NewForever(1) }, true},
+		{"forever 0", func() (retry.Policy, error) { return retry.NewForever(0) }, false},
+		{"forever < 0", func() (retry.Policy, error) { return retry.NewForever(-ms) }, false},
+		{"backoff", func() (retry.Policy, error) {
+			return retry.FromBackOff(func() backoff.BackOff { return backoff.NewExponentialBackOff() })
+		}, true},
+		{"backoff nil factory", func() (retry.Policy, error) { return retry.FromBackOff(nil) }, false},
 	} {
-		if err := f(); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := tc.new()
+			if tc.ok {
+				if err != nil || p == nil {
+					t.Fatalf("got (%v, %v), want a policy", p, err)
+				}
+				return
+			}
+			if !errors.Is(err, retry.ErrInvalidArgument) {
+				t.Fatalf("err = %v, want ErrInvalidArgument", err)
+			}
+		})
 	}
 }
 
-func TestExponentialFormula(t *testing.T) {
-	base := 10 * time.Millisecond
-	e, err := NewExponentialBackoff(base, 5)
+// TestExponentialBounds draws many sleeps and checks Curator's range
+// [base, base×2^(n+1)), whole base units, every value reached.
+func TestExponentialBounds(t *testing.T) {
+	const base, retries = 10 * time.Millisecond, 6
+	e, err := retry.NewExponentialBackoff(base, retries)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 0; n < 5; n++ {
+	for n := range retries {
 		seen := map[time.Duration]bool{}
-		for i := 0; i < 2000; i++ {
+		for range 5000 {
 			d, ok := e.Next(n, 0)
 			if !ok {
 				t.Fatalf("retry %d refused", n)
 			}
-			if d < base || d >= base*time.Duration(1<<(n+1)) || d%base != 0 {
-				t.Fatalf("retry %d slept %v, outside Curator's [base, base*2^(n+1))", n, d)
+			if d < base || d >= base<<(n+1) || d%base != 0 {
+				t.Fatalf("retry %d slept %v, outside whole units of [%v, %v)", n, d, base, base<<(n+1))
 			}
 			seen[d] = true
 		}
-		if want := (1 << (n + 1)) - 1; len(seen) != want {
+		// max(1, IntN(2^(n+1))) takes every value in [1, 2^(n+1)).
+		if want := 1<<(n+1) - 1; len(seen) != want {
 			t.Errorf("retry %d: %d distinct sleeps, want %d", n, len(seen), want)
 		}
 	}
-	if _, ok := e.Next(5, 0); ok {
-		t.Fatal("retry past maxRetries allowed")
+	for _, n := range []int{retries, retries + 1, -1} {
+		if d, ok := e.Next(n, 0); ok || d != 0 {
+			t.Errorf("Next(%d) = (%v, %v), want (0, false)", n, d, ok)
+		}
 	}
 }
 
-func TestExponentialPinsAt29AndCaps(t *testing.T) {
-	e, err := NewExponentialBackoff(time.Millisecond, 1000, WithMaxSleep(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
+// TestExponentialDraws fixes the random draw to check the formula exactly.
+func TestExponentialDraws(t *testing.T) {
+	const ms = time.Millisecond
+	largest := func(n int) int { return n - 1 }
+	for _, tc := range []struct {
+		name      string
+		base, max time.Duration // max 0: no cap
+		retry     int
+		draw      func(int) int
+		want      time.Duration
+		wantBound int // the argument IntN must see
+	}{
+		{"zero draw is one unit", ms, 0, 3, func(int) int { return 0 }, ms, 16},
+		{"draw of 5 units", ms, 0, 3, func(int) int { return 5 }, 5 * ms, 16},
+		{"largest draw", ms, 0, 3, largest, 15 * ms, 16},
+		{"first retry", ms, 0, 0, largest, ms, 2},
+		{"largest draw capped", ms, 10 * ms, 3, largest, 10 * ms, 16},
+		{"at the cap", ms, 15 * ms, 3, largest, 15 * ms, 16},
+		{"retry 28", ms, 0, 28, largest, (1<<29 - 1) * ms, 1 << 29},
+		{"overflow saturates", time.Hour, 0, 28, largest, math.MaxInt64, 1 << 29},
+		{"overflow capped", time.Hour, 2 * time.Hour, 28, largest, 2 * time.Hour, 1 << 29},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []retry.ExponentialOption
+			if tc.max > 0 {
+				opts = append(opts, retry.WithMaxSleep(tc.max))
+			}
+			e, err := retry.NewExponentialBackoff(tc.base, 29, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bound int
+			retry.SetIntN(e, func(n int) int { bound = n; return tc.draw(n) })
+			d, ok := e.Next(tc.retry, 0)
+			if !ok || d != tc.want {
+				t.Errorf("Next(%d) = (%v, %v), want (%v, true)", tc.retry, d, ok, tc.want)
+			}
+			if bound != tc.wantBound {
+				t.Errorf("IntN(%d), want IntN(%d)", bound, tc.wantBound)
+			}
+		})
 	}
-	if e.MaxRetries() != 29 {
-		t.Fatalf("max retries %d, want 29", e.MaxRetries())
-	}
-	e.intN = func(n int) int { return n - 1 } // the largest draw
-	if d, ok := e.Next(28, 0); !ok || d != 50*time.Millisecond {
-		t.Fatalf("capped sleep %v %v", d, ok)
-	}
-	if _, ok := e.Next(29, 0); ok {
-		t.Fatal("30th retry allowed")
-	}
-	e.intN = func(int) int { return 0 } // Curator's max(1, ...)
-	if d, _ := e.Next(3, 0); d != time.Millisecond {
-		t.Fatalf("zero draw slept %v, want one base unit", d)
-	}
-	b, err := NewBoundedExponentialBackoff(time.Millisecond, 4*time.Millisecond, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 1000; i++ {
-		if d, _ := b.Next(9, 0); d > 4*time.Millisecond {
-			t.Fatalf("bounded slept %v", d)
+}
+
+func TestExponentialPinsRetries(t *testing.T) {
+	for _, tc := range []struct{ retries, want int }{
+		{0, 0}, {1, 1}, {28, 28}, {29, 29}, {30, 29}, {1000, 29}, {math.MaxInt, 29},
+	} {
+		e, err := retry.NewExponentialBackoff(time.Millisecond, tc.retries)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if got := e.MaxRetries(); got != tc.want {
+			t.Errorf("MaxRetries() of %d = %d, want %d", tc.retries, got, tc.want)
+		}
+		if _, ok := e.Next(tc.want, 0); ok {
+			t.Errorf("%d retries: retry %d allowed", tc.retries, tc.want)
+		}
+		if tc.want > 0 {
+			if _, ok := e.Next(tc.want-1, 0); !ok {
+				t.Errorf("%d retries: retry %d refused", tc.retries, tc.want-1)
+			}
+		}
+	}
+}
+
+func TestBoundedExponentialCaps(t *testing.T) {
+	const base, maxSleep = time.Millisecond, 20 * time.Millisecond
+	b, err := retry.NewBoundedExponentialBackoff(base, maxSleep, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MaxRetries() != retry.MaxRetriesLimit {
+		t.Fatalf("MaxRetries() = %d, want %d", b.MaxRetries(), retry.MaxRetriesLimit)
+	}
+	capped := false
+	for n := range retry.MaxRetriesLimit {
+		for range 200 {
+			d, ok := b.Next(n, 0)
+			if !ok || d < base || d > maxSleep {
+				t.Fatalf("retry %d: (%v, %v), want a sleep in [%v, %v]", n, d, ok, base, maxSleep)
+			}
+			capped = capped || d == maxSleep
+		}
+	}
+	if !capped {
+		t.Error("no sleep reached the cap")
 	}
 }
 
 func TestFixedPolicies(t *testing.T) {
-	n3, _ := NewNTimes(3, time.Second)
-	one, _ := NewOneTime(time.Second)
-	until, _ := NewUntilElapsed(time.Minute, time.Second)
-	forever, _ := NewForever(time.Second)
+	const sleep = time.Second
+	must := func(p retry.Policy, err error) retry.Policy {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	n3 := must(retry.NewNTimes(3, sleep))
+	n0 := must(retry.NewNTimes(0, sleep))
+	one := must(retry.NewOneTime(sleep))
+	until := must(retry.NewUntilElapsed(time.Minute, sleep))
+	forever := must(retry.NewForever(sleep))
 	for _, tc := range []struct {
 		name    string
-		p       Policy
-		count   int
+		p       retry.Policy
+		retry   int
 		elapsed time.Duration
 		ok      bool
 	}{
-		{"ntimes 0", n3, 0, 0, true},
-		{"ntimes 2", n3, 2, 0, true},
-		{"ntimes 3", n3, 3, 0, false},
-		{"onetime 0", one, 0, 0, true},
-		{"onetime 1", one, 1, 0, false},
-		{"until before", until, 1000, 59 * time.Second, true},
-		{"until at", until, 0, time.Minute, false},
-		{"forever", forever, 1 << 30, 1000 * time.Hour, true},
-		{"never", Never, 0, 0, false},
+		{"ntimes first", n3, 0, 0, true},
+		{"ntimes last", n3, 2, time.Hour, true},
+		{"ntimes past n", n3, 3, 0, false},
+		{"ntimes negative", n3, -1, 0, false},
+		{"ntimes zero", n0, 0, 0, false},
+		{"onetime first", one, 0, 0, true},
+		{"onetime second", one, 1, 0, false},
+		{"until elapsed start", until, 0, 0, true},
+		{"until elapsed before", until, 1 << 40, time.Minute - 1, true},
+		{"until elapsed at", until, 0, time.Minute, false},
+		{"until elapsed after", until, 1, time.Hour, false},
+		{"forever first", forever, 0, 0, true},
+		{"forever late", forever, math.MaxInt, math.MaxInt64, true},
+		{"never", retry.Never, 0, 0, false},
 	} {
-		d, ok := tc.p.Next(tc.count, tc.elapsed)
-		if ok != tc.ok || (ok && d != time.Second) {
-			t.Errorf("%s: (%v, %v), want ok=%v and 1s", tc.name, d, ok, tc.ok)
+		d, ok := tc.p.Next(tc.retry, tc.elapsed)
+		want := time.Duration(0)
+		if tc.ok {
+			want = sleep
+		}
+		if ok != tc.ok || d != want {
+			t.Errorf("%s: Next(%d, %v) = (%v, %v), want (%v, %v)", tc.name, tc.retry, tc.elapsed, d, ok, want, tc.ok)
 		}
 	}
 }
 
 func TestFromBackOff(t *testing.T) {
-	p, err := FromBackOff(func() backoff.BackOff {
-		return backoff.WithMaxRetries(backoff.NewConstantBackOff(7*time.Millisecond), 2)
-	})
-	if err != nil {
-		t.Fatal(err)
+	const ms = time.Millisecond
+	exp := func() backoff.BackOff {
+		b := backoff.NewExponentialBackOff()
+		b.InitialInterval, b.Multiplier, b.RandomizationFactor = 10*ms, 2, 0
+		b.MaxInterval = 50 * ms
+		return backoff.WithMaxRetries(b, 4)
 	}
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ { // stateless: concurrent operations do not interfere
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; n < 2; n++ {
-				if d, ok := p.Next(n, 0); !ok || d != 7*time.Millisecond {
-					t.Errorf("retry %d: %v %v", n, d, ok)
-				}
+	constant := func() backoff.BackOff { return backoff.NewConstantBackOff(7 * ms) }
+	for _, tc := range []struct {
+		name  string
+		new   func() backoff.BackOff
+		retry int
+		want  time.Duration
+		ok    bool
+	}{
+		{"exponential first", exp, 0, 10 * ms, true},
+		{"exponential second", exp, 1, 20 * ms, true},
+		{"exponential third", exp, 2, 40 * ms, true},
+		{"exponential capped", exp, 3, 50 * ms, true},
+		{"exponential stopped", exp, 4, 0, false},
+		{"negative retry", exp, -1, 0, false},
+		{"constant", constant, 1000, 7 * ms, true},
+		{"stop", func() backoff.BackOff { return &backoff.StopBackOff{} }, 0, 0, false},
+		{"zero", func() backoff.BackOff { return &backoff.ZeroBackOff{} }, 3, 0, true},
+		{"nil backoff", func() backoff.BackOff { return nil }, 0, 0, false},
+	} {
+		p, err := retry.FromBackOff(tc.new)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Asked twice: the policy keeps no state between decisions.
+		for range 2 {
+			if d, ok := p.Next(tc.retry, 0); d != tc.want || ok != tc.ok {
+				t.Errorf("%s: Next(%d) = (%v, %v), want (%v, %v)", tc.name, tc.retry, d, ok, tc.want, tc.ok)
 			}
-			if _, ok := p.Next(2, 0); ok {
-				t.Error("third retry allowed")
-			}
-		}()
+		}
 	}
-	wg.Wait()
 }
 
+// TestConcurrentUse shares each policy among goroutines, for -race.
 func TestConcurrentUse(t *testing.T) {
-	e, _ := NewExponentialBackoff(time.Millisecond, 10)
+	exp, _ := retry.NewExponentialBackoff(time.Millisecond, 10)
+	bounded, _ := retry.NewBoundedExponentialBackoff(time.Millisecond, 5*time.Millisecond, 10)
+	n, _ := retry.NewNTimes(5, time.Millisecond)
+	until, _ := retry.NewUntilElapsed(time.Second, time.Millisecond)
+	forever, _ := retry.NewForever(time.Millisecond)
+	fb, _ := retry.FromBackOff(func() backoff.BackOff {
+		return backoff.WithMaxRetries(backoff.NewExponentialBackOff(), 8)
+	})
+	policies := []retry.Policy{exp, bounded, n, until, forever, retry.Never, fb}
 	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
+	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < 1000; i++ {
-				e.Next(i%10, 0)
+			for i := range 500 {
+				for _, p := range policies {
+					p.Next(i%12, time.Duration(i)*time.Millisecond)
+				}
 			}
 		}()
 	}
