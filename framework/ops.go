@@ -74,7 +74,10 @@ type dataStat struct {
 // GetW is Get that also sets a data watch, which fires when the node's data
 // changes or the node is deleted. If the node does not exist, it returns
 // zk.ErrNoNode and leaves no watch anywhere (unlike ExistsW): this is the
-// watch lock recipes use on their predecessor.
+// watch lock recipes use on their predecessor. Like every read, it runs in
+// the retry loop: a read in flight when the session is lost goes on being
+// retried (in the new session) until it succeeds, the policy gives up or
+// ctx ends; bound it with ctx.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, *Watch, error) {
 	v, w, err := readW(c, ctx, "get", path, watchData,
 		func(conn *zk.Conn, p string) (dataStat, error) {

@@ -200,13 +200,17 @@ func (m *watchMux) size() (entries, waiters int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, e := range m.entries {
-		entries++
+		if e.armed {
+			entries++
+		}
 		waiters += len(e.subs)
 	}
 	return entries, waiters
 }
 
-// WatchStats returns how many server watches the client believes are
-// outstanding and how many waiters wait on them. With every waiter stopped,
-// waiters is zero; tests use it to prove nothing of a waiter stays behind.
+// WatchStats returns how many server watches the client knows to be set
+// (confirmed by the server, not yet fired) and how many waiters wait on
+// watches, including those whose read is still in flight. With every waiter
+// stopped, waiters is zero; tests use it to prove nothing of a waiter stays
+// behind.
 func (c *Client) WatchStats() (armed, waiters int) { return c.watches.size() }
