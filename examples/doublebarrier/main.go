@@ -1,0 +1,59 @@
+// Command doublebarrier shows barrier.DoubleBarrier (Curator's
+// DistributedDoubleBarrier): four members in separate sessions start their
+// computation together and finish together.
+//
+//	go run ./examples/doublebarrier     (ZK_CONNECT=host:port to use your ensemble)
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/gocurator/curator/examples/internal/zkenv"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/barrier"
+)
+
+func main() {
+	srv, where, err := zkenv.Server()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const members = 4
+	var wg sync.WaitGroup
+	for i := 1; i <= members; i++ {
+		client, err := framework.New(srv.ConnectString())
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer client.Close()
+		db, err := barrier.NewDoubleBarrier(client, "/examples/doublebarrier", members)
+		if err != nil {
+			log.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 100 * time.Millisecond) // members arrive at different times
+			fmt.Printf("member %d enters\n", i)
+			if err := db.Enter(ctx); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("member %d: all %d are in, computing\n", i, members)
+			time.Sleep(time.Duration(members-i) * 100 * time.Millisecond)
+			fmt.Printf("member %d leaves\n", i)
+			if err := db.Leave(ctx); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("member %d: all have left\n", i)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,61 @@
+// Command semaphore shows semaphore.Semaphore (Curator's
+// InterProcessSemaphoreV2): six workers in separate sessions share three
+// leases; never more than three work at once.
+//
+//	go run ./examples/semaphore     (ZK_CONNECT=host:port to use your ensemble)
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocurator/curator/examples/internal/zkenv"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/semaphore"
+)
+
+func main() {
+	srv, where, err := zkenv.Server()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var working, peak atomic.Int32
+	var wg sync.WaitGroup
+	for i := 1; i <= 6; i++ {
+		client, err := framework.New(srv.ConnectString())
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer client.Close()
+		sem, err := semaphore.New(client, "/examples/semaphore", 3)
+		if err != nil {
+			log.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lease, err := sem.Acquire(ctx)
+			if err != nil {
+				log.Printf("worker %d: %v", i, err)
+				return
+			}
+			n := working.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			fmt.Printf("worker %d got lease %s (%d working)\n", i, lease.Node()[len("/examples/semaphore/leases/"):], n)
+			time.Sleep(300 * time.Millisecond)
+			working.Add(-1)
+			lease.Release(ctx)
+		}()
+	}
+	wg.Wait()
+	fmt.Println("most workers at once:", peak.Load())
+}

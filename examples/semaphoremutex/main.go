@@ -1,0 +1,55 @@
+// Command semaphoremutex shows semaphore.Mutex (Curator's
+// InterProcessSemaphoreMutex): a non-reentrant mutex on a one-lease
+// semaphore; a second Lock on the same instance waits, as with sync.Mutex.
+//
+//	go run ./examples/semaphoremutex     (ZK_CONNECT=host:port to use your ensemble)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/gocurator/curator/examples/internal/zkenv"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/recipes/semaphore"
+)
+
+func main() {
+	srv, where, err := zkenv.Server()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
+	client, err := framework.New(srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	m, err := semaphore.NewMutex(client, "/examples/semaphoremutex")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := m.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("held:", m.IsAcquiredInThisProcess())
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := m.Lock(short); errors.Is(err, context.DeadlineExceeded) {
+		fmt.Println("not reentrant: a second Lock waits until Unlock")
+	}
+	other, _ := semaphore.NewMutex(client, "/examples/semaphoremutex")
+	if err := other.TryLock(ctx); errors.Is(err, locks.ErrLocked) {
+		fmt.Println("another instance: locked")
+	}
+	if err := m.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("released; unlocking again:", m.Unlock(ctx))
+}

@@ -1,0 +1,129 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/recipes/semaphore"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// A 3-lease semaphore under every fault: never more than 3 leases held by
+// holders that were not told of a loss, everyone acquires again after the
+// faults, nothing left behind.
+func TestFaultsSemaphore(t *testing.T) {
+	cl := zktest.StartCluster(t, 3)
+	admin := connect(t, cl.ConnectString())
+	const path, max = "/faults/semaphore", 3
+	rep := &report{}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	var mu sync.Mutex
+	active := map[*semaphore.Lease]bool{}
+	var grants atomic.Int64
+	var violations []string
+	live := func() int {
+		n := 0
+		for l := range active {
+			select {
+			case <-l.Lost():
+			default:
+				n++
+			}
+		}
+		return n
+	}
+	var clients []*netClient
+	for i := 0; i < 6; i++ {
+		clients = append(clients, dial(t, cl))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var final atomic.Int32
+	for _, c := range clients {
+		s, err := semaphore.New(c.Client, path, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				stopped := false
+				select {
+				case <-stop:
+					stopped = true
+				default:
+				}
+				l, err := s.Acquire(ctx)
+				if err != nil {
+					if ctx.Err() != nil {
+						t.Errorf("never acquired again: %v", err)
+						return
+					}
+					continue
+				}
+				mu.Lock()
+				select {
+				case <-l.Lost():
+				default:
+					if n := live(); n >= max {
+						violations = append(violations, "a fourth live lease was granted")
+					}
+				}
+				active[l] = true
+				mu.Unlock()
+				grants.Add(1)
+				time.Sleep(2 * time.Millisecond)
+				mu.Lock()
+				delete(active, l)
+				mu.Unlock()
+				l.Release(ctx)
+				if stopped {
+					final.Add(1)
+					return
+				}
+			}
+		}()
+	}
+	progress := func() int { return int(grants.Load()) }
+	waitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
+	start := time.Now()
+	faults := faultCycle(ctx, t, cl, clients, progress, rep)
+	for d := soak(t); time.Since(start) < d; {
+		faults += faultCycle(ctx, t, cl, clients, progress, rep)
+	}
+	close(stop)
+	wg.Wait()
+	if int(final.Load()) != len(clients) {
+		t.Errorf("%d of %d acquirers got a lease after the faults stopped", final.Load(), len(clients))
+	}
+	for _, v := range violations {
+		t.Error(v)
+	}
+	for _, c := range clients {
+		c.Close()
+	}
+	waitFor(t, time.Minute, "no lease or lock nodes and no server watches", func() bool {
+		n := 0
+		for _, p := range []string{path + "/leases", path + "/locks"} {
+			kids, _, err := admin.Children(ctx, p)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return false
+			}
+			n += len(kids)
+		}
+		w, err := serverWatches(cl)
+		return n == 0 && err == nil && w == 0
+	})
+	rep.add("semaphore(3): %d faults injected in %v, %d grants, %d violations",
+		faults, time.Since(start).Round(time.Second), grants.Load(), len(violations))
+	rep.log(t)
+}
