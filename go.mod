@@ -3,8 +3,7 @@ module github.com/gocurator/curator
 go 1.26.8
 
 require (
-	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
-	github.com/go-zookeeper/zk v1.0.4 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
+	github.com/cenkalti/backoff/v4 v4.3.0
+	github.com/go-zookeeper/zk v1.0.4
+	go.uber.org/goleak v1.3.0
 )
