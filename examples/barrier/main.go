@@ -17,12 +17,8 @@ import (
 )
 
 func main() {
-	srv, where, err := zkenv.Server()
-	if err != nil {
-		log.Fatal(err)
-	}
+	srv := zkenv.Start()
 	defer srv.Close()
-	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
 	client, err := framework.New(srv.ConnectString())
 	if err != nil {
 		log.Fatal(err)

@@ -18,12 +18,8 @@ import (
 )
 
 func main() {
-	srv, where, err := zkenv.Server()
-	if err != nil {
-		log.Fatal(err)
-	}
+	srv := zkenv.Start()
 	defer srv.Close()
-	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const members = 4

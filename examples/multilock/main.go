@@ -19,12 +19,8 @@ import (
 )
 
 func main() {
-	srv, where, err := zkenv.Server()
-	if err != nil {
-		log.Fatal(err)
-	}
+	srv := zkenv.Start()
 	defer srv.Close()
-	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
 	ctx := context.Background()
 	accounts := []string{"/examples/accounts/alice", "/examples/accounts/bob"}
 
@@ -65,7 +61,7 @@ func main() {
 	holder.Lock(ctx)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	err = reversed.Lock(short)
+	err := reversed.Lock(short)
 	fmt.Println("reversed order gave up:", err)
 	fmt.Println("and holds nothing:", !reversed.IsAcquiredInThisProcess())
 	holder.Unlock(ctx)

@@ -26,3 +26,15 @@ func Server() (*zktest.Server, string, error) {
 	}
 	return s, "started locally", nil
 }
+
+// Start is Server for a program: it prints where ZooKeeper is and exits on
+// failure. Close the server at the end.
+func Start() *zktest.Server {
+	s, where, err := Server()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("ZooKeeper %s (%s)\n", s.ConnectString(), where)
+	return s
+}
