@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,11 +125,13 @@ func (d *Driver) Sort(children []string) []string {
 			list = append(list, kv{seq, ch})
 		}
 	}
-	sort.SliceStable(list, func(i, j int) bool {
-		if list[i].seq != list[j].seq {
-			return list[i].seq < list[j].seq
+	// Ties (a downgraded read node shares its writer's sequence) are broken
+	// by name, so the order is total and no stable sort is needed.
+	slices.SortFunc(list, func(a, b kv) int {
+		if c := strings.Compare(a.seq, b.seq); c != 0 {
+			return c
 		}
-		return list[i].name < list[j].name
+		return strings.Compare(a.name, b.name)
 	})
 	out := make([]string, len(list))
 	for i, e := range list {
