@@ -29,7 +29,8 @@ type Client struct {
 	watches *watchMux
 	bg      *background
 
-	rootReady atomic.Bool
+	rootReady  atomic.Bool
+	childReads childReads
 
 	mu            sync.Mutex
 	closed        bool

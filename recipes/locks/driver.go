@@ -140,6 +140,33 @@ func (d *Driver) Sort(children []string) []string {
 	return out
 }
 
+// queueView is the lock's queue as one shared read sees it: the contenders
+// sorted, and each one's place.
+type queueView struct {
+	sorted []string
+	index  map[string]int
+}
+
+// queue reads the contenders through the client's shared reads, sorting
+// each answer once for every waiter of this lock in the process.
+func (d *Driver) queue(ctx context.Context) (*queueView, error) {
+	sc, err := d.client.ChildrenShared(ctx, d.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return &queueView{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := "locks.queue\x00" + strings.Join(d.names, "\x00")
+	return sc.View(key, func(names []string) any {
+		q := &queueView{sorted: d.Sort(names), index: map[string]int{}}
+		for i, n := range q.sorted {
+			q.index[n] = i
+		}
+		return q
+	}).(*queueView), nil
+}
+
 // Contenders returns the sorted contender names under the lock path (none
 // if the path does not exist).
 func (d *Driver) Contenders(ctx context.Context) ([]string, error) {
@@ -232,19 +259,15 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 		if c.session.Lost() {
 			return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
 		}
-		children, _, err := d.client.Children(ctx, d.path)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		// Shared: a thousand waiters of one process make one read (never
+		// one older than their own call) and sort it once.
+		q, err := d.queue(ctx)
+		if err != nil {
 			return err
 		}
-		sorted := d.Sort(children)
-		ours := -1
-		for i, n := range sorted {
-			if n == c.name {
-				ours = i
-				break
-			}
-		}
-		if ours < 0 {
+		sorted := q.sorted
+		ours, ok := q.index[c.name]
+		if !ok {
 			if c.session.Lost() {
 				return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
 			}
