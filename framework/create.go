@@ -260,13 +260,12 @@ func findProtected(conn *zk.Conn, parent, id string) (string, error) {
 	head := ProtectedPrefix + id + "-"
 	for _, ch := range children {
 		if strings.HasPrefix(ch, head) {
-			return joinFull(parent, ch), nil
+			return JoinPath(parent, ch), nil
 		}
 	}
 	return "", nil
 }
 
-func joinFull(parent, child string) string { return JoinPath(parent, child) }
 
 // cleanupProtected deletes, in the background, the node a failed protected
 // create may have made (Curator's FindAndDeleteProtectedNodeInBackground).
