@@ -266,7 +266,6 @@ func findProtected(conn *zk.Conn, parent, id string) (string, error) {
 	return "", nil
 }
 
-
 // cleanupProtected deletes, in the background, the node a failed protected
 // create may have made (Curator's FindAndDeleteProtectedNodeInBackground).
 // If an attempt is still in flight, it waits for its outcome first.
