@@ -7,15 +7,26 @@
 //	<path>/locks/_c_<uuid>-lock-<seq>      a locks.Mutex: one acquirer at a time
 //	<path>/leases/_c_<uuid>-lease-<seq>    one ephemeral-sequential node per lease
 //
-// An acquirer takes the internal mutex, creates its lease node and, while
-// there are more lease nodes than the maximum, waits on the leases' children
-// (only the one acquirer holding the internal mutex watches them: everyone
-// else waits in the mutex queue on one predecessor each, so a release never
-// wakes a herd); it then releases the mutex. Both steps go through the
-// locks.Driver every lock-like recipe shares. A lease lives in an ephemeral
-// node: the server returns the lease of a process whose session dies.
+// Both are protected ephemeral-sequential nodes whose parents are container
+// nodes, made through the locks.Driver that every lock-like recipe of this
+// module shares. A SharedCount is one persistent node holding the count in
+// 4 bytes, big-endian (Java's ByteBuffer.putInt).
 //
-// A lease node created by an acquire that then fails, times out or is
-// cancelled is deleted before the call returns (CURATOR-335, CURATOR-462), so
-// no orphan lease ever blocks the semaphore.
+// # The algorithm
+//
+// An acquirer takes the internal mutex, creates its lease node and, while
+// the lease nodes number more than the maximum (Curator's count rule),
+// waits for any change among the leases' children; it then releases the
+// mutex. Only the one acquirer holding the internal mutex watches the
+// leases: everyone else waits in the mutex's queue on one predecessor each,
+// so a returned lease never wakes a herd. A waiter also looks again when a
+// SharedCount maximum changes. A lease lives in an ephemeral node: the
+// server returns the lease of a process whose session dies, and Lease.Lost
+// tells the holder.
+//
+// A lease node made by an acquire that then fails, times out or is
+// cancelled is deleted before the call returns (CURATOR-335, CURATOR-462),
+// so no orphan lease ever blocks the semaphore. If someone else deletes a
+// waiting acquirer's node, it starts over with a new one (as Curator does,
+// a few times at most); if its session is lost, the acquire fails.
 package semaphore

@@ -2,6 +2,7 @@ package semaphore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -10,9 +11,13 @@ import (
 )
 
 // Mutex is Curator's InterProcessSemaphoreMutex: a mutex on a one-lease
-// Semaphore. It is not reentrant: a Lock while this instance holds it blocks
-// until some goroutine calls Unlock (like sync.Mutex), and any goroutine may
-// Unlock. It satisfies locks.Locker, so a MultiLock can take it.
+// Semaphore (the same nodes, so Curator's semaphore mutexes and this one
+// exclude each other). It is not reentrant, as in Curator: a Lock on an
+// instance that holds it blocks until some goroutine calls Unlock, like
+// sync.Mutex (so a goroutine that locks twice deadlocks itself, until its
+// ctx ends), and any goroutine may Unlock. Goroutines sharing one instance
+// wait for it in the process; only one of them at a time is in ZooKeeper's
+// queue. It satisfies locks.Locker, so a MultiLock can take it.
 type Mutex struct {
 	s   *Semaphore
 	sem chan struct{}
@@ -23,7 +28,8 @@ type Mutex struct {
 
 var _ locks.Locker = (*Mutex)(nil)
 
-// NewMutex returns a semaphore mutex on path.
+// NewMutex returns a semaphore mutex on path
+// (InterProcessSemaphoreMutex(client, path)). Options are the Semaphore's.
 func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	s, err := New(client, path, 1, opts...)
 	if err != nil {
@@ -32,7 +38,8 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 	return &Mutex{s: s, sem: make(chan struct{}, 1)}, nil
 }
 
-// Lock blocks until the mutex is held or ctx is done.
+// Lock blocks until the mutex is held or ctx is done (its lease node is
+// then deleted before Lock returns ctx's error, wrapped).
 func (m *Mutex) Lock(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
@@ -58,7 +65,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 		return locks.ErrLocked
 	}
 	l, err := m.s.TryAcquire(ctx)
-	if err != nil {
+	if errors.Is(err, ErrNoLease) {
 		err = fmt.Errorf("%w: %w", locks.ErrLocked, err)
 	}
 	return m.took(l, err)
@@ -77,8 +84,13 @@ func (m *Mutex) took(l *Lease, err error) error {
 
 // Unlock releases the mutex; an error wrapping locks.ErrNotHeld if it is
 // not held (Curator's IllegalStateException "Not acquired"). The mutex is
-// released locally first (CURATOR-376), whatever the delete's outcome.
+// released locally first (CURATOR-376), whatever the delete's outcome; the
+// errors are those of Lease.Release (locks.ErrLockLost if it had been lost,
+// framework.ErrDeletePending if its node goes in the background).
 func (m *Mutex) Unlock(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
 	m.mu.Lock()
 	l := m.lease
 	m.lease = nil

@@ -11,15 +11,24 @@ import (
 	"github.com/gocurator/curator/recipes/locks"
 )
 
+// Node names of Curator's layout.
+const (
+	locksChild  = "locks"
+	leasesChild = "leases"
+	leaseName   = "lease-"
+)
+
 // Semaphore is Curator's InterProcessSemaphoreV2: at most a maximum number of
 // leases held at once across every process using the same path. The maximum
 // is fixed (New) or read from a SharedCount (NewWithSharedCount); as in
-// Curator, processes are not checked to agree on it. Safe for concurrent use.
+// Curator, processes are not checked to agree on it. Safe for concurrent use:
+// goroutines sharing one Semaphore contend exactly as separate processes do.
 type Semaphore struct {
 	client *framework.Client
 	path   string
+	leases string // <path>/leases
 	lock   *locks.Mutex
-	leases *locks.Driver
+	list   *locks.Driver // lists and sorts the lease nodes (Participants)
 	max    func() int
 	wake   func() <-chan struct{}
 	opts   options
@@ -41,7 +50,8 @@ func WithData(data []byte) Option { return func(o *options) { o.data = append([]
 // locks.LoseOnSuspend; see locks.SuspendPolicy).
 func WithSuspendPolicy(p locks.SuspendPolicy) Option { return func(o *options) { o.policy = p } }
 
-// New returns a semaphore on path allowing maxLeases leases at once.
+// New returns a semaphore on path allowing maxLeases leases at once
+// (InterProcessSemaphoreV2(client, path, maxLeases)).
 func New(client *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
 	if maxLeases < 1 {
 		return nil, fmt.Errorf("%w: max leases %d must be at least 1", ErrInvalidArgument, maxLeases)
@@ -50,7 +60,12 @@ func New(client *framework.Client, path string, maxLeases int, opts ...Option) (
 }
 
 // NewWithSharedCount returns a semaphore whose maximum is the value of a
-// started SharedCount: acquirers waiting for a lease notice when it rises.
+// SharedCount (InterProcessSemaphoreV2(client, path, SharedCountReader)).
+// Start the count before acquiring: until then its value is 0 and nobody
+// gets a lease. Acquirers waiting for a lease look again whenever the count
+// changes, so a raised maximum lets them in at once; a lowered one holds new
+// acquirers back until enough leases are returned (leases already granted
+// are not taken back).
 func NewWithSharedCount(client *framework.Client, path string, count *SharedCount, opts ...Option) (*Semaphore, error) {
 	if count == nil {
 		return nil, fmt.Errorf("%w: nil shared count", ErrInvalidArgument)
@@ -63,7 +78,10 @@ func newSemaphore(client *framework.Client, path string, max func() int, wake fu
 		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil || path == "/" {
-		return nil, fmt.Errorf("%w: path %q: %v", ErrInvalidArgument, path, err)
+		if err == nil {
+			err = errors.New("the semaphore path cannot be /")
+		}
+		return nil, fmt.Errorf("%w: path %q: %w", ErrInvalidArgument, path, err)
 	}
 	var o options
 	for _, opt := range opts {
@@ -71,19 +89,17 @@ func newSemaphore(client *framework.Client, path string, max func() int, wake fu
 			opt(&o)
 		}
 	}
-	s := &Semaphore{client: client, path: path, max: max, wake: wake, opts: o}
+	s := &Semaphore{client: client, path: path, leases: framework.JoinPath(path, leasesChild), max: max, wake: wake, opts: o}
 	var err error
-	if s.lock, err = locks.NewMutex(client, framework.JoinPath(path, "locks")); err != nil {
+	// The internal lock only keeps acquirers from waiting side by side (two
+	// waiting lease nodes could keep the count above the maximum for ever);
+	// the count rule alone keeps the leases within the maximum. So a
+	// suspended connection need not abort a waiting acquirer: only a lost
+	// session does (its lease node is gone with it).
+	if s.lock, err = locks.NewMutex(client, framework.JoinPath(path, locksChild), locks.WithSuspendPolicy(locks.LoseOnLost)); err != nil {
 		return nil, err
 	}
-	// Curator's rule: granted while the lease nodes number at most the maximum.
-	grant := func(contenders []string, _ int) (locks.Decision, error) {
-		if len(contenders) <= s.max() {
-			return locks.Decision{Held: true}, nil
-		}
-		return locks.Decision{}, nil // wait for any change among the leases
-	}
-	if s.leases, err = locks.NewDriver(client, framework.JoinPath(path, "leases"), "lease-", grant); err != nil {
+	if s.list, err = locks.NewDriver(client, s.leases, leaseName, locks.MaxLeases(1)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -92,39 +108,51 @@ func newSemaphore(client *framework.Client, path string, max func() int, wake fu
 // Path returns the semaphore's path.
 func (s *Semaphore) Path() string { return s.path }
 
-// Acquire blocks until a lease is granted or ctx is done (the half-made
-// lease node is then deleted before Acquire returns).
+// Acquire blocks until a lease is granted or ctx is done; on failure the
+// lease node it made is deleted before it returns (Curator's acquire() and
+// acquire(time, unit), the deadline being ctx's).
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
-	leases, err := s.AcquireN(ctx, 1)
+	leases, err := s.acquire(ctx, 1, false)
 	if err != nil {
 		return nil, err
 	}
 	return leases[0], nil
 }
 
-// TryAcquire takes a lease only if one is free now; else ErrNoLease.
+// TryAcquire takes a lease only if one is free now; else it returns an error
+// wrapping ErrNoLease at once (Curator's acquire(0, unit)). As in Curator,
+// "now" includes the internal lock: while another acquirer holds it (it is
+// waiting for a lease, or about to get one), TryAcquire gets ErrNoLease.
+// ctx bounds the ZooKeeper calls.
 func (s *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 	leases, err := s.acquire(ctx, 1, true)
-	if errors.Is(err, locks.ErrLocked) {
-		return nil, fmt.Errorf("%w: %s", ErrNoLease, s.path)
-	}
 	if err != nil {
 		return nil, err
 	}
 	return leases[0], nil
 }
 
-// AcquireN acquires n leases, all or none, within one ctx deadline. Unlike
-// Curator's acquire(qty), which takes the leases one at a time and so can
-// deadlock when acquirers each hold part of what they want, the n lease
-// nodes are made under one hold of the internal lock and granted together:
-// acquirers never wait holding part of a set. n above a fixed maximum can
-// never be granted and is an error.
+// AcquireN acquires n leases, all or none, within ctx (one deadline for all;
+// Curator's acquire(qty[, time, unit])). n < 1 is ErrInvalidArgument, and so
+// is n above a fixed maximum, which could never be granted. Unlike Curator's
+// acquire(qty), which takes the leases one at a time and can deadlock when
+// acquirers each hold part of what they want, the n lease nodes are made
+// under one hold of the internal lock and granted together (the count rule
+// on all of them): nobody ever waits holding part of a set. On failure every
+// node made is deleted before AcquireN returns.
 func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
 
 const cleanupTimeout = 5 * time.Second
+
+// maxVanished bounds how often an acquire starts over because a lease node
+// of ours was deleted by someone else while it waited (Curator retries per
+// its retry policy, RETRY_DUE_TO_MISSING_NODE).
+const maxVanished = 3
+
+// errOursGone: one of the lease nodes of this acquire is missing.
+var errOursGone = errors.New("a lease node of ours is gone")
 
 // cleanupContext is for clean-ups after a failure: not ended by the caller's
 // context, but bounded (past it guaranteed deletes go on in the background).
@@ -132,10 +160,12 @@ func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 }
 
-// acquire is Curator's internalAcquire1Lease for n leases at once: under the
-// internal mutex, create the lease nodes and wait until the leases number at
-// most the maximum; on any failure delete every node made (CURATOR-335/462).
-func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (leases []*Lease, err error) {
+// acquire is Curator's internalAcquire1Lease for n leases at once: take the
+// internal lock, create the lease nodes, wait until the lease nodes number
+// at most the maximum (only the internal lock's holder waits on the leases'
+// children; everyone else waits in the lock's queue), release the lock. On
+// any failure every node made is deleted first (CURATOR-335, CURATOR-462).
+func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: lease count %d must be at least 1", ErrInvalidArgument, n)
 	}
@@ -145,70 +175,155 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (leases []*Lea
 	if s.wake == nil && n > s.max() {
 		return nil, fmt.Errorf("%w: %d leases asked of a semaphore of %d", ErrInvalidArgument, n, s.max())
 	}
-	var hctx context.Context
-	if try {
-		if err = s.lock.TryLock(ctx); err != nil {
-			return nil, err
-		}
-	} else if hctx, err = s.lock.Acquire(ctx); err != nil {
-		return nil, err
-	}
-	defer func() {
-		rctx, cancel := cleanupContext(ctx)
-		defer cancel()
-		if uerr := s.lock.Unlock(rctx); uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) {
-			s.client.Logger().Warn("releasing the semaphore's internal lock", "path", s.path, "err", uerr)
-		}
-	}()
-	// Wait only while the internal lock holds, and no longer than ctx.
+	// Wait only while the internal lock holds (a lost session ends it), and
+	// no longer than ctx.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if hctx != nil {
+	if try {
+		if err := s.lock.TryLock(ctx); err != nil {
+			if errors.Is(err, locks.ErrLocked) {
+				return nil, fmt.Errorf("semaphore %s: %w (internal lock busy)", s.path, ErrNoLease)
+			}
+			return nil, fmt.Errorf("semaphore %s: internal lock: %w", s.path, err)
+		}
+	} else {
+		hctx, err := s.lock.Acquire(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("semaphore %s: internal lock: %w", s.path, err)
+		}
 		stop := context.AfterFunc(hctx, cancel)
 		defer stop()
 	}
-	var made []*locks.Contender
-	fail := func(err error) ([]*Lease, error) {
+	defer func() { // after any clean-up below: no orphan of ours is seen by the next holder
 		rctx, cancel := cleanupContext(ctx)
 		defer cancel()
-		for _, c := range made {
-			c.Delete(rctx) // guaranteed: never an orphan lease (CURATOR-335/462)
+		if err := s.lock.Unlock(rctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+			s.client.Logger().Warn("releasing the semaphore's internal lock", "path", s.path, "err", err)
 		}
-		if ctx.Err() == nil && wctx.Err() != nil {
-			err = fmt.Errorf("%w: internal lock of %s: %w", locks.ErrLockLost, s.path, err)
+	}()
+
+	// The count rule, over every node of this acquire: granted when the
+	// lease nodes number at most the maximum and all of ours are there;
+	// otherwise wait for any change among the leases (Decision{}).
+	ours := make(map[string]bool, n)
+	grant := func(contenders []string, _ int) (locks.Decision, error) {
+		found := 0
+		for _, c := range contenders {
+			if ours[c] {
+				found++
+			}
 		}
+		if found < len(ours) {
+			return locks.Decision{}, errOursGone
+		}
+		if len(contenders) <= s.max() {
+			return locks.Decision{Held: true}, nil
+		}
+		return locks.Decision{}, nil
+	}
+	d, err := locks.NewDriver(s.client, s.leases, leaseName, grant)
+	if err != nil {
 		return nil, err
 	}
-	for len(made) < n {
-		c, err := s.leases.Enqueue(wctx, s.opts.data)
-		if err != nil {
-			return fail(err)
+	for attempt := 0; ; attempt++ {
+		clear(ours)
+		made, err := s.attempt(wctx, d, n, try, ours)
+		if err == nil {
+			leases := make([]*Lease, n)
+			for i, c := range made {
+				leases[i] = newLease(s, c)
+			}
+			return leases, nil
 		}
-		made = append(made, c)
+		s.deleteAll(ctx, made)
+		if wctx.Err() == nil && attempt < maxVanished && vanishedNotLost(err, made) {
+			s.client.Logger().Warn("a lease node vanished while waiting; starting over", "path", s.path, "err", err)
+			continue
+		}
+		switch {
+		case ctx.Err() == nil && wctx.Err() != nil:
+			cause := framework.ErrSessionLost
+			select {
+			case <-s.client.Done():
+				cause = framework.ErrClosed
+			default:
+			}
+			err = fmt.Errorf("%w: internal lock of %s: %w", locks.ErrLockLost, s.path, cause)
+		case errors.Is(err, locks.ErrLocked):
+			err = fmt.Errorf("%w: %s", ErrNoLease, s.path)
+		case errors.Is(err, errOursGone) && anyLost(made):
+			err = fmt.Errorf("%w: %w: %w", locks.ErrNodeVanished, err, framework.ErrSessionLost)
+		case errors.Is(err, errOursGone):
+			err = fmt.Errorf("%w: %w", locks.ErrNodeVanished, err)
+		}
+		return nil, fmt.Errorf("semaphore %s: acquire: %w", s.path, err)
 	}
-	// The count rule on our last node covers all of ours.
-	if err := made[n-1].Wait(wctx, locks.WaitOptions{Try: try, Wake: s.wake}); err != nil {
-		return fail(err)
-	}
-	leases = make([]*Lease, n)
-	for i, c := range made {
-		leases[i] = newLease(s, c)
-	}
-	return leases, nil
 }
 
-// Return gives a lease back (the same as l.Release).
+// attempt makes the n lease nodes (recording their names in ours) and waits
+// until they are granted. It returns the nodes made, also on error.
+func (s *Semaphore) attempt(ctx context.Context, d *locks.Driver, n int, try bool, ours map[string]bool) ([]*locks.Contender, error) {
+	made := make([]*locks.Contender, 0, n)
+	for len(made) < n {
+		c, err := d.Enqueue(ctx, s.opts.data)
+		if err != nil {
+			return made, err
+		}
+		made = append(made, c)
+		ours[c.Name()] = true
+	}
+	return made, made[n-1].Wait(ctx, locks.WaitOptions{Try: try, Wake: s.wake})
+}
+
+// vanishedNotLost reports whether err says a node of ours vanished while
+// its session lives on: someone deleted it, and a new node may do.
+func vanishedNotLost(err error, made []*locks.Contender) bool {
+	if !errors.Is(err, locks.ErrNodeVanished) && !errors.Is(err, errOursGone) {
+		return false
+	}
+	return !errors.Is(err, framework.ErrSessionLost) && !anyLost(made)
+}
+
+// anyLost reports whether the session of any of the nodes is lost.
+func anyLost(made []*locks.Contender) bool {
+	for _, c := range made {
+		if c.Session().Lost() {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteAll deletes nodes made by a failed acquire: guaranteed, never an
+// orphan lease (CURATOR-335, CURATOR-462), whatever ctx's state.
+func (s *Semaphore) deleteAll(ctx context.Context, made []*locks.Contender) {
+	if len(made) == 0 {
+		return
+	}
+	rctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	for _, c := range made {
+		if err := c.Delete(rctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+			s.client.Logger().Warn("deleting a lease node after a failed acquire", "node", c.Node(), "err", err)
+		}
+	}
+}
+
+// Return gives a lease back (the same as l.Release; Curator's returnLease).
+// A lease of another semaphore (another path or client) is ErrForeignLease
+// and is not returned.
 func (s *Semaphore) Return(ctx context.Context, l *Lease) error {
 	if l == nil {
 		return fmt.Errorf("%w: nil lease", ErrInvalidArgument)
 	}
-	if l.s != s {
+	if l.s != s && (l.s.client != s.client || l.s.path != s.path) {
 		return fmt.Errorf("%w: %s is not of %s", ErrForeignLease, l.Node(), s.path)
 	}
 	return l.Release(ctx)
 }
 
-// ReturnAll gives back every lease, trying each, and returns the failures joined.
+// ReturnAll gives back every lease, trying each, and returns the failures
+// joined (Curator's returnAll).
 func (s *Semaphore) ReturnAll(ctx context.Context, leases []*Lease) error {
 	var errs []error
 	for _, l := range leases {
@@ -220,31 +335,34 @@ func (s *Semaphore) ReturnAll(ctx context.Context, leases []*Lease) error {
 }
 
 // Participants returns the paths of the lease nodes, in grant order
-// (Curator's getParticipantNodes).
+// (Curator's getParticipantNodes, which returns bare names unsorted). A
+// waiting acquirer's node is listed too.
 func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
-	return s.leases.Participants(ctx)
+	return s.list.Participants(ctx)
 }
 
 // Lease is one lease of a Semaphore (Curator's Lease): return it with
-// Release. Lost is closed if its session is lost (or suspended, per policy):
-// the server returns it to the others then, so it no longer counts as ours
-// (CURATOR-595).
+// Release. Lost is closed if its session is lost (or suspended, per the
+// semaphore's SuspendPolicy); its node is then deleted in the background if
+// the server has not removed it already, so a lost lease goes back to the
+// others and no longer counts as ours (CURATOR-595).
 type Lease struct {
 	s    *Semaphore
 	c    *locks.Contender
 	mon  *locks.Monitor
-	done bool
 	mu   sync.Mutex
+	done bool
 }
 
 func newLease(s *Semaphore, c *locks.Contender) *Lease {
 	return &Lease{s: s, c: c, mon: c.Monitor(s.opts.policy, nil)}
 }
 
-// Node returns the lease's node path (apache/curator#799).
+// Node returns the lease's node path (apache/curator#799; Curator's
+// getNodeName gives the bare name).
 func (l *Lease) Node() string { return l.c.Node() }
 
-// Data reads the lease node's data.
+// Data reads the lease node's data (Curator's getData).
 func (l *Lease) Data(ctx context.Context) ([]byte, error) {
 	d, _, err := l.s.client.Get(ctx, l.c.Node())
 	return d, err
@@ -253,11 +371,15 @@ func (l *Lease) Data(ctx context.Context) ([]byte, error) {
 // Lost returns a channel closed when the lease is lost.
 func (l *Lease) Lost() <-chan struct{} { return l.mon.Lost() }
 
-// Release returns the lease: a guaranteed delete of exactly its node.
-// Releasing twice is ErrNotHeld. A *framework.DeletePendingError means the
-// lease is returned locally and its node goes in the background; an error
-// wrapping locks.ErrLockLost, that the lease had been lost already.
+// Release returns the lease (Curator's Lease.close): a guaranteed delete of
+// exactly its node. Releasing twice is an error wrapping ErrNotHeld. A
+// *framework.DeletePendingError means the lease is returned locally and its
+// node goes in the background; an error wrapping locks.ErrLockLost, that
+// the lease had been lost already (its node is being deleted anyway).
 func (l *Lease) Release(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
 	l.mu.Lock()
 	if l.done {
 		l.mu.Unlock()
@@ -266,7 +388,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.done = true
 	l.mu.Unlock()
 	l.mon.Stop()
-	if l.mon.IsLost() { // its node is already being deleted; say what happened
+	if l.mon.IsLost() {
 		return fmt.Errorf("%w: lease %s (returned locally)", locks.ErrLockLost, l.c.Node())
 	}
 	return l.c.Delete(ctx)

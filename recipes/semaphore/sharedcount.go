@@ -15,7 +15,10 @@ import (
 
 // SharedCount is Curator's SharedCount: an int shared through one node (4
 // bytes, big-endian, Curator's format), watched so that Count is current and
-// Changed tells of every change. Start it before use and Close it after.
+// Changed tells of every change. Start it before use and Close it after: the
+// one goroutine it runs (re-arming a data watch on the node after each
+// change, and after a lost session) stops on Close. If the node is deleted,
+// Count keeps the last value and the node's re-creation is watched for.
 type SharedCount struct {
 	client *framework.Client
 	path   string
@@ -23,6 +26,7 @@ type SharedCount struct {
 
 	mu      sync.Mutex
 	value   VersionedValue
+	mzxid   int64 // of the value: orders reads and our own writes
 	changed chan struct{}
 	started bool
 	cancel  context.CancelFunc
@@ -30,20 +34,23 @@ type SharedCount struct {
 }
 
 // VersionedValue is a count with the node version it was read at (for
-// TrySetCount).
+// TrySetCount; Curator's VersionedValue<Integer>).
 type VersionedValue struct {
 	Version int32
 	Value   int
 }
 
 // NewSharedCount returns a shared count at path, created with seed by Start
-// if it does not exist.
+// if it does not exist (SharedCount(client, path, seedValue)).
 func NewSharedCount(client *framework.Client, path string, seed int) (*SharedCount, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil || path == "/" {
-		return nil, fmt.Errorf("%w: path %q: %v", ErrInvalidArgument, path, err)
+		if err == nil {
+			err = errors.New("the count path cannot be /")
+		}
+		return nil, fmt.Errorf("%w: path %q: %w", ErrInvalidArgument, path, err)
 	}
 	return &SharedCount{client: client, path: path, seed: seed, changed: make(chan struct{})}, nil
 }
@@ -59,9 +66,13 @@ func DecodeCount(b []byte) (int, error) {
 	return int(int32(binary.BigEndian.Uint32(b))), nil
 }
 
-// Start creates the node if needed and begins watching it. It returns once
-// the first value is read.
-func (sc *SharedCount) Start(ctx context.Context) error {
+// Path returns the count's node path.
+func (sc *SharedCount) Path() string { return sc.path }
+
+// Start creates the node with the seed if it does not exist (parents as
+// containers), reads it and begins watching it. It returns once the first
+// value is read; if it fails it can be called again.
+func (sc *SharedCount) Start(ctx context.Context) (err error) {
 	sc.mu.Lock()
 	if sc.started {
 		sc.mu.Unlock()
@@ -69,12 +80,23 @@ func (sc *SharedCount) Start(ctx context.Context) error {
 	}
 	sc.started = true
 	sc.mu.Unlock()
-	_, err := sc.client.Create(ctx, sc.path, EncodeCount(sc.seed), framework.WithParentContainers())
+	defer func() {
+		if err != nil {
+			sc.mu.Lock()
+			sc.started = false
+			sc.mu.Unlock()
+		}
+	}()
+	_, err = sc.client.Create(ctx, sc.path, EncodeCount(sc.seed), framework.WithParentContainers())
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
-	w, err := sc.read(ctx)
+	data, st, w, err := sc.client.GetW(ctx, sc.path)
 	if err != nil {
+		return err
+	}
+	if err := sc.publish(data, st); err != nil {
+		w.Stop()
 		return err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
@@ -85,27 +107,29 @@ func (sc *SharedCount) Start(ctx context.Context) error {
 	return nil
 }
 
-// read reads the node with a watch and publishes the value.
-func (sc *SharedCount) read(ctx context.Context) (*framework.Watch, error) {
-	data, st, w, err := sc.client.GetW(ctx, sc.path)
-	if err != nil {
-		return nil, err
-	}
+// publish records a value read or written at st, unless a newer one is
+// known already, and tells waiters when it changed.
+func (sc *SharedCount) publish(data []byte, st *framework.Stat) error {
 	n, err := DecodeCount(data)
 	if err != nil {
-		w.Stop()
-		return nil, err
+		return fmt.Errorf("shared count %s: %w", sc.path, err)
 	}
 	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if st.Mzxid < sc.mzxid {
+		return nil
+	}
+	sc.mzxid = st.Mzxid
 	if st.Version != sc.value.Version || n != sc.value.Value {
-		sc.value = VersionedValue{st.Version, n}
+		sc.value = VersionedValue{Version: st.Version, Value: n}
 		close(sc.changed)
 		sc.changed = make(chan struct{})
 	}
-	sc.mu.Unlock()
-	return w, nil
+	return nil
 }
 
+// watch waits on the node's watch and re-reads it (re-arming the watch)
+// after every event, until ctx ends or the client closes.
 func (sc *SharedCount) watch(ctx context.Context, w *framework.Watch) {
 	defer close(sc.done)
 	for {
@@ -115,68 +139,109 @@ func (sc *SharedCount) watch(ctx context.Context, w *framework.Watch) {
 			return
 		case <-w.C():
 		}
-		for {
-			var err error
-			if w, err = sc.read(ctx); err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			sc.client.Logger().Warn("shared count: re-reading", "path", sc.path, "err", err)
-			select { // the retry loop already waited; do not spin on a gone node
-			case <-ctx.Done():
-				return
-			case <-sc.client.Done():
-				return
-			case <-afterRetryPause():
-			}
+		if w = sc.rearm(ctx); w == nil {
+			return
 		}
 	}
 }
 
-// Count returns the current value.
+// rearm reads the node with a data watch, or, if it is gone, sets an exists
+// watch for its re-creation. It returns nil when ctx ends or the client
+// closes.
+func (sc *SharedCount) rearm(ctx context.Context) *framework.Watch {
+	for {
+		data, st, w, err := sc.client.GetW(ctx, sc.path)
+		if err == nil {
+			if err := sc.publish(data, st); err != nil {
+				sc.client.Logger().Warn("shared count: ignoring a value not in Curator's format", "path", sc.path, "err", err)
+			}
+			return w
+		}
+		if errors.Is(err, zk.ErrNoNode) {
+			var ok bool
+			if ok, _, w, err = sc.client.ExistsW(ctx, sc.path); err == nil {
+				if !ok {
+					return w // its creation fires the watch
+				}
+				w.Stop()
+				continue // created meanwhile
+			}
+		}
+		if ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
+			return nil
+		}
+		sc.client.Logger().Warn("shared count: re-reading", "path", sc.path, "err", err)
+		t := time.NewTimer(retryPause) // the retry loop already waited; do not spin
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-sc.client.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+const retryPause = 200 * time.Millisecond
+
+// Count returns the current value (Curator's getCount); 0 before Start.
 func (sc *SharedCount) Count() int {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	return sc.value.Value
 }
 
-// VersionedValue returns the current value with its version.
+// VersionedValue returns the current value with its version (Curator's
+// getVersionedValue).
 func (sc *SharedCount) VersionedValue() VersionedValue {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	return sc.value
 }
 
-// Changed returns a channel closed at the next change of the value.
+// Changed returns a channel closed at the next change of the value (the Go
+// form of Curator's SharedCountListener.countHasChanged).
 func (sc *SharedCount) Changed() <-chan struct{} {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	return sc.changed
 }
 
-// SetCount sets the value unconditionally.
+// SetCount sets the value unconditionally (Curator's setCount); Count
+// returns it as soon as SetCount has.
 func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
-	_, err := sc.client.Set(ctx, sc.path, EncodeCount(n), -1)
-	return err
+	data := EncodeCount(n)
+	st, err := sc.client.Set(ctx, sc.path, data, -1)
+	if err != nil {
+		return err
+	}
+	return sc.publish(data, st)
 }
 
-// TrySetCount sets the value only if it is still at prev's version; false
-// means someone changed it first.
+// TrySetCount sets the value only if the node is still at prev's version
+// (Curator's trySetCount); false means someone changed it first, and Count
+// shows the newer value once the watch has read it.
 func (sc *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, n int) (bool, error) {
-	_, err := sc.client.Set(ctx, sc.path, EncodeCount(n), prev.Version)
+	data := EncodeCount(n)
+	st, err := sc.client.Set(ctx, sc.path, data, prev.Version)
 	if errors.Is(err, zk.ErrBadVersion) {
 		return false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	return true, sc.publish(data, st)
 }
 
-// Close stops watching. It is idempotent.
+// Close stops watching and waits for the watching goroutine to end. It is
+// idempotent; the count cannot be started again.
 func (sc *SharedCount) Close() error {
 	sc.mu.Lock()
 	cancel, done := sc.cancel, sc.done
 	sc.cancel = nil
+	sc.started = true
 	sc.mu.Unlock()
 	if cancel != nil {
 		cancel()
@@ -184,7 +249,3 @@ func (sc *SharedCount) Close() error {
 	}
 	return nil
 }
-
-// afterRetryPause paces re-reads after an error that the retry loop already
-// retried.
-func afterRetryPause() <-chan time.Time { return time.After(200 * time.Millisecond) }
