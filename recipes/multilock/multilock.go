@@ -1,67 +1,76 @@
-// Package multilock holds Curator's InterProcessMultiLock for Go: several
-// locks held as one.
-//
-// Lock takes the members in the order given and, if one cannot be had
-// before the context is done (one deadline for the whole acquisition, not
-// Curator's full timeout per member) or fails, releases every member it took
-// in that attempt, in reverse order, and says which member failed. Nothing
-// is left held or half-held. Unlock releases every member in reverse order,
-// tries them all even when some fail, and returns every failure joined
-// (Curator reports the first and logs the rest).
-//
-// # Deadlock
-//
-// Processes that take overlapping sets of locks in the same order cannot
-// deadlock: whoever gets the first common lock gets the rest in turn. With
-// different orders (A then B, and B then A) two processes can each hold one
-// and wait for the other; the context deadline ends that wait, the partial
-// acquisition is rolled back, and nothing stays held (see the examples).
-// Keep one global order of lock paths when you can.
 package multilock
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
+	"time"
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
-// ErrInvalidArgument: no members, a nil member, a nil client or bad path.
+// ErrInvalidArgument is wrapped by the errors of New and NewFromPaths (no
+// members, a nil member, a nil client, a bad path) and of a nil context.
 var ErrInvalidArgument = errors.New("multilock: invalid argument")
 
-// MultiLock is Curator's InterProcessMultiLock; it satisfies locks.Locker.
-// Reentrancy follows the members' rules (a Mutex re-enters only with the
-// context its own Acquire/Do handed out; a semaphore Mutex never does).
+// rollbackTimeout bounds the foreground part of giving back the members of a
+// failed acquisition when the caller's context is done; members that delete
+// a node go on in the background past it (as locks.Mutex does).
+const rollbackTimeout = 5 * time.Second
+
+// tryLocker is what TryLock needs of every member.
+type tryLocker interface {
+	TryLock(ctx context.Context) error
+}
+
+// MultiLock is Curator's InterProcessMultiLock: several locks held as one.
+// It satisfies locks.Locker. Its methods are safe for concurrent use.
 type MultiLock struct {
 	members []locks.Locker
+	noTry   int // index of the first member without TryLock, -1 if none
 
-	mu   sync.Mutex
-	held bool
-	lost chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	mu sync.Mutex
+	h  *holding // nil when not held
+}
+
+// holding is one holding of the multi-lock: how many Locks it counts, and
+// the watcher that closes lost when a member is lost.
+type holding struct {
+	count   int
+	members []<-chan struct{} // the members' Lost channels for this holding
+	lost    chan struct{}
+	stop    chan struct{} // ends the watcher
+	done    chan struct{} // closed when the watcher has ended; nil if never started
 }
 
 var _ locks.Locker = (*MultiLock)(nil)
 
-// New returns a multi-lock over the given members, taken in this order.
+// New returns a multi-lock over the given members, taken in this order and
+// released in the reverse order. It needs at least one member and no nil
+// one; otherwise the error wraps ErrInvalidArgument.
 func New(members ...locks.Locker) (*MultiLock, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: no locks", ErrInvalidArgument)
 	}
-	for i, m := range members {
-		if m == nil {
+	ml := &MultiLock{members: append([]locks.Locker(nil), members...), noTry: -1}
+	for i, m := range ml.members {
+		if m == nil || (reflect.ValueOf(m).Kind() == reflect.Pointer && reflect.ValueOf(m).IsNil()) {
 			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalidArgument, i)
 		}
+		if _, ok := m.(tryLocker); !ok && ml.noTry < 0 {
+			ml.noTry = i
+		}
 	}
-	return &MultiLock{members: append([]locks.Locker(nil), members...)}, nil
+	return ml, nil
 }
 
-// NewFromPaths returns a multi-lock over new mutexes on the paths (Curator's
-// InterProcessMultiLock(client, paths)).
+// NewFromPaths returns a multi-lock over new locks.Mutex members on the
+// paths, in this order (Curator's InterProcessMultiLock(client, paths)).
+// A nil client, no paths or an invalid path give an error wrapping
+// ErrInvalidArgument (and, from the mutex, locks.ErrInvalidArgument).
 func NewFromPaths(client *framework.Client, paths ...string) (*MultiLock, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%w: no paths", ErrInvalidArgument)
@@ -77,9 +86,9 @@ func NewFromPaths(client *framework.Client, paths ...string) (*MultiLock, error)
 	return New(members...)
 }
 
-// MemberError says which member of a MultiLock failed.
+// MemberError says which member of a MultiLock failed, and why.
 type MemberError struct {
-	Index int
+	Index int    // the member's position in the list given to New
 	Path  string // the member's Path(), if it has one
 	Err   error
 }
@@ -93,7 +102,7 @@ func (e *MemberError) Error() string {
 
 func (e *MemberError) Unwrap() error { return e.Err }
 
-func (ml *MultiLock) memberErr(i int, err error) error {
+func (ml *MultiLock) memberErr(i int, err error) *MemberError {
 	path := ""
 	if p, ok := ml.members[i].(interface{ Path() string }); ok {
 		path = p.Path()
@@ -101,94 +110,121 @@ func (ml *MultiLock) memberErr(i int, err error) error {
 	return &MemberError{Index: i, Path: path, Err: err}
 }
 
-// Lock takes every member in order, or none: on failure the members taken
-// are released in reverse order and the error (a *MemberError) names the
-// member that failed and wraps its cause (ctx.Err() when the deadline ended it).
+// Lock takes every member in order, or none. ctx is one deadline for the
+// whole acquisition. On failure the members taken in this attempt are
+// released in reverse order and the error, a *MemberError, names the member
+// that failed and wraps its cause (ctx.Err() when ctx ended the wait; an
+// error wrapping locks.ErrLockLost if a member taken earlier was lost while
+// later ones were awaited). Errors in giving members back, if any, are
+// joined to it.
 func (ml *MultiLock) Lock(ctx context.Context) error {
-	return ml.lock(ctx, func(m locks.Locker) error { return m.Lock(ctx) })
+	return ml.lock(ctx, func(_ int, m locks.Locker) error { return m.Lock(ctx) })
 }
 
-// TryLock is Lock with each member's TryLock: no waiting. Members without a
-// TryLock are waited for within ctx.
+// TryLock takes every member with the member's own TryLock, or none: a
+// member held elsewhere gives a *MemberError wrapping locks.ErrLocked, after
+// the members taken are released in reverse order. ctx bounds the ZooKeeper
+// calls. If a member has no TryLock(ctx) error method, TryLock takes nothing
+// and returns an error wrapping errors.ErrUnsupported.
 func (ml *MultiLock) TryLock(ctx context.Context) error {
-	return ml.lock(ctx, func(m locks.Locker) error {
-		if t, ok := m.(interface{ TryLock(context.Context) error }); ok {
-			return t.TryLock(ctx)
-		}
-		return m.Lock(ctx)
-	})
+	if ml.noTry >= 0 {
+		return ml.memberErr(ml.noTry, fmt.Errorf("%w: TryLock (a %T has none)", errors.ErrUnsupported, ml.members[ml.noTry]))
+	}
+	return ml.lock(ctx, func(_ int, m locks.Locker) error { return m.(tryLocker).TryLock(ctx) })
 }
 
-func (ml *MultiLock) lock(ctx context.Context, take func(locks.Locker) error) error {
+func (ml *MultiLock) lock(ctx context.Context, take func(int, locks.Locker) error) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
 	for i, m := range ml.members {
-		if err := take(m); err != nil {
-			rctx := context.WithoutCancel(ctx)
-			for j := i - 1; j >= 0; j-- {
-				if uerr := ml.members[j].Unlock(rctx); uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) {
-					err = errors.Join(err, fmt.Errorf("rolling back: %w", ml.memberErr(j, uerr)))
-				}
-			}
-			return ml.memberErr(i, err)
+		err := ctx.Err() // one deadline for all: do not start a member past it
+		if err == nil {
+			err = take(i, m)
+		}
+		if err != nil {
+			return ml.rollback(ctx, i, ml.memberErr(i, err))
+		}
+	}
+	// A member taken early may have been lost while a later one was awaited:
+	// then the set is not whole, and is not handed out as if it were.
+	for i, m := range ml.members {
+		select {
+		case <-m.Lost():
+			return ml.rollback(ctx, len(ml.members), ml.memberErr(i, fmt.Errorf("%w: lost while the other locks were being taken", locks.ErrLockLost)))
+		default:
 		}
 	}
 	ml.mu.Lock()
-	ml.held = true
-	ml.lost, ml.stop, ml.done = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	lost, stop, done := ml.lost, ml.stop, ml.done
-	ml.mu.Unlock()
-	cases := make([]<-chan struct{}, len(ml.members))
-	for i, m := range ml.members {
-		cases[i] = m.Lost()
+	defer ml.mu.Unlock()
+	if ml.h != nil { // every member re-entered: one more Lock of this holding
+		ml.h.count++
+		return nil
 	}
-	go watchLost(cases, lost, stop, done)
+	h := &holding{count: 1, members: make([]<-chan struct{}, len(ml.members)), lost: make(chan struct{}), stop: make(chan struct{})}
+	for i, m := range ml.members {
+		h.members[i] = m.Lost()
+	}
+	ml.h = h
 	return nil
 }
 
-// watchLost closes lost when any member's channel closes, until stop.
-func watchLost(members []<-chan struct{}, lost chan struct{}, stop <-chan struct{}, done chan struct{}) {
-	defer close(done)
-	fired := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
-	for _, ch := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case <-ch:
-				once.Do(func() { close(fired) })
-			case <-stop:
-			}
-		}()
+// rollback releases members [0, n) in reverse order after a failed
+// acquisition and returns cause with any failure to release joined to it.
+// A member released locally whose node deletion goes on in the background
+// (framework.ErrDeletePending), or that had been lost (locks.ErrLockLost,
+// its node already being deleted), is released: that is not a failure.
+func (ml *MultiLock) rollback(ctx context.Context, n int, cause *MemberError) error {
+	if n == 0 {
+		return cause
 	}
-	select {
-	case <-fired:
-		close(lost)
-	case <-stop:
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	errs := []error{cause}
+	for j := n - 1; j >= 0; j-- {
+		err := ml.members[j].Unlock(rctx)
+		if err != nil && !errors.Is(err, framework.ErrDeletePending) && !errors.Is(err, locks.ErrLockLost) {
+			errs = append(errs, fmt.Errorf("multilock: giving back after the failure: %w", ml.memberErr(j, err)))
+		}
 	}
-	wg.Wait()
+	if len(errs) == 1 {
+		return cause
+	}
+	return errors.Join(errs...)
 }
 
-// Unlock releases every member in reverse order, each even if another
-// fails, and returns every failure joined (each a *MemberError).
-// locks.ErrNotHeld if the multi-lock is not held.
+// Unlock releases one Lock. The last one releases every member in reverse
+// order, trying each even if another fails, and returns every failure
+// joined (errors.Join), each a *MemberError wrapping the member's error
+// (for a locks.Mutex: framework.ErrDeletePending if its node's deletion goes
+// on in the background, locks.ErrLockLost if it had been lost). After an
+// Unlock of the last Lock the multi-lock is not held whatever the errors;
+// a member whose own Unlock failed may still hold (that is its rule).
+// Unlock of a multi-lock that is not held returns locks.ErrNotHeld.
 func (ml *MultiLock) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
 	ml.mu.Lock()
-	if !ml.held {
+	h := ml.h
+	if h == nil {
 		ml.mu.Unlock()
 		return locks.ErrNotHeld
 	}
-	ml.held = false
-	stop, done := ml.stop, ml.done
+	h.count--
+	last := h.count == 0
+	var done chan struct{}
+	if last {
+		ml.h = nil // from here Lost cannot start a watcher for h
+		done = h.done
+	}
 	ml.mu.Unlock()
-	close(stop)
-	<-done
+	if last {
+		close(h.stop)
+		if done != nil {
+			<-done
+		}
+	}
 	var errs []error
 	for i := len(ml.members) - 1; i >= 0; i-- {
 		if err := ml.members[i].Unlock(ctx); err != nil {
@@ -198,7 +234,8 @@ func (ml *MultiLock) Unlock(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// IsAcquiredInThisProcess reports whether every member is held.
+// IsAcquiredInThisProcess reports whether every member is held by this
+// process (Curator: all of them).
 func (ml *MultiLock) IsAcquiredInThisProcess() bool {
 	for _, m := range ml.members {
 		if !m.IsAcquiredInThisProcess() {
@@ -210,13 +247,34 @@ func (ml *MultiLock) IsAcquiredInThisProcess() bool {
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Lost returns a channel closed when any member is lost while the multi-lock
-// is held (closed at once when it is not held).
+// Lost returns a channel closed when any member of the holding is lost
+// while the multi-lock is held; closed at once when it is not held. The
+// first call for a holding starts one goroutine, which Unlock ends; as for
+// the members, Unlock does not close the channel.
 func (ml *MultiLock) Lost() <-chan struct{} {
 	ml.mu.Lock()
 	defer ml.mu.Unlock()
-	if !ml.held {
+	h := ml.h
+	if h == nil {
 		return closedChan
 	}
-	return ml.lost
+	if h.done == nil {
+		h.done = make(chan struct{})
+		go h.watch()
+	}
+	return h.lost
+}
+
+// watch closes lost when any member's Lost channel closes, until stop: one
+// goroutine, whatever the number of members.
+func (h *holding) watch() {
+	defer close(h.done)
+	cases := make([]reflect.SelectCase, 0, len(h.members)+1)
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(h.stop)})
+	for _, ch := range h.members {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
+	}
+	if chosen, _, _ := reflect.Select(cases); chosen > 0 {
+		close(h.lost)
+	}
 }

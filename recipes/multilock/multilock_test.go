@@ -3,16 +3,12 @@ package multilock_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/go-zookeeper/zk"
-	"go.uber.org/goleak"
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
@@ -21,75 +17,8 @@ import (
 	"github.com/gocurator/curator/testing/zktest"
 )
 
-var shared *zktest.Server
-
-func TestMain(m *testing.M) {
-	srv, err := zktest.NewServer()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "multilock tests need ZooKeeper:", err)
-		os.Exit(1)
-	}
-	shared = srv
-	code := m.Run()
-	srv.Close()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func newClient(t testing.TB, connect string) *framework.Client {
-	t.Helper()
-	c, err := framework.New(connect, framework.WithSessionTimeout(2*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.BlockUntilConnected(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-var seq atomic.Int64
-
-func paths(t testing.TB, n int) []string {
-	base := fmt.Sprintf("/mltest/%s-%d", t.Name(), seq.Add(1))
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("%s/lock-%d", base, i)
-	}
-	return out
-}
-
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func nodes(t testing.TB, c *framework.Client, path string) int {
-	kids, _, err := c.Children(ctxFor(t, 10*time.Second), path)
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		t.Fatal(err)
-	}
-	return len(kids)
-}
-
-func mutex(t testing.TB, c *framework.Client, p string) *locks.Mutex {
-	m, err := locks.NewMutex(c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// failing wraps a lock whose Lock or Unlock fails on demand.
+// failing wraps a lock whose Lock or Unlock fails on demand (Curator's test
+// wraps a mutex the same way). It has no TryLock.
 type failing struct {
 	locks.Locker
 	lockErr, unlockErr error
@@ -109,98 +38,440 @@ func (f *failing) Unlock(ctx context.Context) error {
 	return f.Locker.Unlock(ctx)
 }
 
+// gate wraps a lock whose Lock, once the lock is taken, says so on took and
+// then waits for proceed (or ctx): it pins down an interleaving.
+type gate struct {
+	locks.Locker
+	took, proceed chan struct{}
+}
+
+func newGate(l locks.Locker) *gate {
+	return &gate{Locker: l, took: make(chan struct{}), proceed: make(chan struct{})}
+}
+
+func (g *gate) Lock(ctx context.Context) error {
+	if err := g.Locker.Lock(ctx); err != nil {
+		return err
+	}
+	close(g.took)
+	select {
+	case <-g.proceed:
+		return nil
+	case <-ctx.Done():
+		g.Locker.Unlock(context.WithoutCancel(ctx))
+		return ctx.Err()
+	}
+}
+
 var errBoom = errors.New("boom")
 
-// Curator's testSomeReleasesFail: the failure is returned, the other member
-// is still released.
-func TestMultiLockSomeReleasesFail(t *testing.T) {
+// memberErrors returns every *MemberError in err's tree, outermost first.
+func memberErrors(err error) []*multilock.MemberError {
+	var out []*multilock.MemberError
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *multilock.MemberError:
+			out = append(out, e)
+			walk(e.Err)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// asMember returns the *MemberError err names first, or fails.
+func asMember(t *testing.T, err error) *multilock.MemberError {
+	t.Helper()
+	var me *multilock.MemberError
+	if !errors.As(err, &me) {
+		t.Fatalf("%v: no *MemberError", err)
+	}
+	return me
+}
+
+// Curator's testSomeReleasesFail: Unlock returns the failing member's error
+// and the other member is released all the same.
+func TestSomeReleasesFail(t *testing.T) {
 	c := newClient(t, shared.ConnectString())
 	ps := paths(t, 2)
-	m1, m2 := mutex(t, c, ps[0]), mutex(t, c, ps[1])
-	ml, err := multilock.New(m1, &failing{Locker: m2, unlockErr: errBoom})
+	m0, m1 := mutex(t, c, ps[0]), mutex(t, c, ps[1])
+	ml, err := multilock.New(m0, &failing{Locker: m1, unlockErr: errBoom})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxFor(t, time.Minute)
+	ctx := testCtx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	err = ml.Unlock(ctx)
-	var me *multilock.MemberError
-	if !errors.Is(err, errBoom) || !errors.As(err, &me) || me.Index != 1 {
+	// The wrapper has no Path, so the error names the index only.
+	if me := asMember(t, err); !errors.Is(err, errBoom) || me.Index != 1 || me.Path != "" {
 		t.Fatalf("unlock: %v", err)
 	}
-	if m1.IsAcquiredInThisProcess() || !m2.IsAcquiredInThisProcess() {
-		t.Fatal("member 0 must be released, member 1 (whose release failed) still held")
+	if m0.IsAcquiredInThisProcess() || len(children(t, c, ps[0])) != 0 {
+		t.Fatal("member 0 not released")
 	}
-	m2.Unlock(ctx)
-}
-
-// Curator's testSomeLocksFailToLock: the member taken before is released.
-func TestMultiLockSomeLocksFailToLock(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	ps := paths(t, 2)
-	m1 := mutex(t, c, ps[0])
-	ml, _ := multilock.New(m1, &failing{Locker: mutex(t, c, ps[1]), lockErr: errBoom})
-	err := ml.Lock(ctxFor(t, time.Minute))
-	var me *multilock.MemberError
-	if !errors.Is(err, errBoom) || !errors.As(err, &me) || me.Index != 1 {
-		t.Fatalf("lock: %v", err)
+	if !m1.IsAcquiredInThisProcess() || len(children(t, c, ps[1])) != 1 {
+		t.Fatal("member 1, whose release failed, should still hold")
 	}
-	if m1.IsAcquiredInThisProcess() || nodes(t, c, ps[0]) != 0 {
-		t.Fatal("member 0 left held")
+	if ml.IsAcquiredInThisProcess() {
+		t.Fatal("multi-lock still held")
 	}
-}
-
-// A partial acquisition is rolled back when the deadline passes: nothing of
-// ours stays on the server.
-func TestMultiLockRollbackOnTimeout(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	other := newClient(t, shared.ConnectString())
-	ps := paths(t, 3)
-	ctx := ctxFor(t, time.Minute)
-	blocker := mutex(t, other, ps[2])
-	if err := blocker.Lock(ctx); err != nil {
+	if err := m1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	noNodes(t, c, ps...)
+}
+
+// Every failed release is reported, not just the first (Curator keeps the
+// first and loses the rest), and every member is tried.
+func TestAllReleaseFailuresReported(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ps := paths(t, 3)
+	m0, m1, m2 := mutex(t, c, ps[0]), mutex(t, c, ps[1]), mutex(t, c, ps[2])
+	errA, errC := errors.New("a"), errors.New("c")
+	ml, _ := multilock.New(&failing{Locker: m0, unlockErr: errA}, m1, &failing{Locker: m2, unlockErr: errC})
+	ctx := testCtx(t, time.Minute)
+	if err := ml.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := ml.Unlock(ctx)
+	mes := memberErrors(err)
+	if !errors.Is(err, errA) || !errors.Is(err, errC) || len(mes) != 2 || mes[0].Index != 2 || mes[1].Index != 0 {
+		t.Fatalf("unlock: %v (member errors %v)", err, mes)
+	}
+	if m1.IsAcquiredInThisProcess() {
+		t.Fatal("the member between two failures was not released")
+	}
+	m0.Unlock(ctx)
+	m2.Unlock(ctx)
+	noNodes(t, c, ps...)
+}
+
+// Curator's testSomeLocksFailToLock: the member taken before the failing one
+// is released, on the server too.
+func TestSomeLocksFailToLock(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	m0 := mutex(t, c, ps[0])
+	tracked := newGate(m0) // only to see that member 0 was held
+	close(tracked.proceed)
+	ml, _ := multilock.New(tracked, &failing{Locker: mutex(t, c, ps[1]), lockErr: errBoom})
+	err := ml.Lock(testCtx(t, time.Minute))
+	if me := asMember(t, err); !errors.Is(err, errBoom) || me.Index != 1 {
+		t.Fatalf("lock: %v", err)
+	}
+	if !isClosed(tracked.took) {
+		t.Fatal("member 0 was never taken")
+	}
+	if m0.IsAcquiredInThisProcess() || ml.IsAcquiredInThisProcess() {
+		t.Fatal("member 0 left held")
+	}
+	noNodes(t, c, ps...)
+}
+
+// Curator's testLocker: held inside, not after; Lost open while held, closed
+// when not.
+func TestLockUnlock(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
 	ml, err := multilock.NewFromPaths(c, ps...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	ctx := testCtx(t, time.Minute)
+	if !isClosed(ml.Lost()) {
+		t.Fatal("Lost of an unheld multi-lock must be closed")
+	}
+	if err := ml.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !ml.IsAcquiredInThisProcess() || isClosed(ml.Lost()) {
+		t.Fatal("not held, or lost")
+	}
+	for _, p := range ps {
+		if n := len(children(t, c, p)); n != 1 {
+			t.Fatalf("%s: %d nodes", p, n)
+		}
+	}
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ml.IsAcquiredInThisProcess() || !isClosed(ml.Lost()) {
+		t.Fatal("held after Unlock")
+	}
+	if err := ml.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("second Unlock: %v", err)
+	}
+	noNodes(t, c, ps...)
+}
+
+// Curator's test2Clients: exactly one of two clients holds; when it releases
+// the other gets the set.
+func TestTwoClients(t *testing.T) {
+	ps := paths(t, 2)
+	c1, c2 := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
+	ml1, _ := multilock.NewFromPaths(c1, ps...)
+	ml2, _ := multilock.NewFromPaths(c2, ps...)
+	ctx := testCtx(t, time.Minute)
+	if err := ml1.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ml2.TryLock(ctx); !errors.Is(err, locks.ErrLocked) || asMember(t, err).Index != 0 {
+		t.Fatalf("TryLock while the other holds: %v", err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- ml2.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the second client to queue", func() bool { return len(children(t, c1, ps[0])) == 2 })
+	if ml2.IsAcquiredInThisProcess() || !ml1.IsAcquiredInThisProcess() {
+		t.Fatal("two holders, or none")
+	}
+	if err := ml1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if !ml2.IsAcquiredInThisProcess() || ml1.IsAcquiredInThisProcess() {
+		t.Fatal("wrong holder")
+	}
+	if err := ml2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	noNodes(t, c1, ps...)
+}
+
+// A partial acquisition is rolled back when the deadline passes, which is
+// one deadline for the whole set: nothing of ours stays on the server.
+func TestRollbackOnTimeout(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	other := newClient(t, shared.ConnectString())
+	ps := paths(t, 3)
+	ctx := testCtx(t, time.Minute)
+	b1, b2 := mutex(t, other, ps[1]), mutex(t, other, ps[2])
+	if err := b1.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b2.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ml, _ := multilock.NewFromPaths(c, ps...)
+	const d = 2 * time.Second
+	start := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	err = ml.Lock(tctx)
-	var me *multilock.MemberError
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &me) || me.Index != 2 || me.Path != ps[2] {
+	// Member 1 frees up half-way: Curator would then give member 2 a full
+	// timeout of its own (1.5 d in all); here the whole set has d.
+	release := time.AfterFunc(d/2, func() { b1.Unlock(ctx) })
+	defer release.Stop()
+	err := ml.Lock(tctx)
+	elapsed := time.Since(start)
+	if me := asMember(t, err); !errors.Is(err, context.DeadlineExceeded) || me.Index != 2 || me.Path != ps[2] {
 		t.Fatalf("lock: %v", err)
 	}
-	if nodes(t, c, ps[0]) != 0 || nodes(t, c, ps[1]) != 0 || nodes(t, c, ps[2]) != 1 {
-		t.Fatal("partial acquisition left nodes behind")
+	if elapsed > d+d/4 {
+		t.Fatalf("Lock took %v with a %v deadline", elapsed, d)
 	}
 	if ml.IsAcquiredInThisProcess() {
 		t.Fatal("held")
 	}
-	if err := ml.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
-		t.Fatalf("unlock not held: %v", err)
+	noNodes(t, c, ps[0], ps[1])
+	if kids := children(t, c, ps[2]); len(kids) != 1 || ps[2]+"/"+kids[0] != b2.Node() {
+		t.Fatalf("%s: %v, want only the blocker's node", ps[2], kids)
 	}
-	blocker.Unlock(ctx)
+	if err := ml.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("Unlock after a failed Lock: %v", err)
+	}
+	b2.Unlock(ctx)
 }
 
-// A member's session expires while held: Lost closes, and Unlock returns
-// that member's error while still releasing the others.
-func TestMultiLockMemberSessionExpires(t *testing.T) {
-	srv := zktest.StartServer(t)
-	px := zktest.StartProxy(t, srv.ConnectString())
-	weak := newClient(t, px.Addr())
-	strong := newClient(t, srv.ConnectString())
+// A context already done takes nothing.
+func TestLockDoneContext(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
 	ps := paths(t, 2)
-	m0, m1 := mutex(t, strong, ps[0]), mutex(t, weak, ps[1])
+	ml, _ := multilock.NewFromPaths(c, ps...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 { // Mutex.Lock picks at random between a free lock and a done ctx
+		err := ml.Lock(ctx)
+		if me := asMember(t, err); !errors.Is(err, context.Canceled) || me.Index != 0 {
+			t.Fatalf("lock: %v", err)
+		}
+	}
+	noNodes(t, c, ps...)
+}
+
+// TryLock: all or nothing without waiting; ErrUnsupported when a member has
+// no TryLock.
+func TestTryLock(t *testing.T) {
+	c, other := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	ctx := testCtx(t, time.Minute)
+	blocker := mutex(t, other, ps[1])
+	if err := blocker.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m0 := mutex(t, c, ps[0])
+	ml, _ := multilock.New(m0, mutex(t, c, ps[1]))
+	err := ml.TryLock(ctx)
+	if me := asMember(t, err); !errors.Is(err, locks.ErrLocked) || me.Index != 1 {
+		t.Fatalf("TryLock: %v", err)
+	}
+	if m0.IsAcquiredInThisProcess() {
+		t.Fatal("member 0 left held")
+	}
+	noNodes(t, c, ps[0])
+	if n := len(children(t, c, ps[1])); n != 1 {
+		t.Fatalf("%s: %d nodes, want the blocker's", ps[1], n)
+	}
+	blocker.Unlock(ctx)
+	if err := ml.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	m0b := mutex(t, c, ps[0])
+	nt, _ := multilock.New(m0b, &failing{Locker: mutex(t, c, ps[1])})
+	err = nt.TryLock(ctx)
+	if me := asMember(t, err); !errors.Is(err, errors.ErrUnsupported) || me.Index != 1 {
+		t.Fatalf("TryLock with a member without TryLock: %v", err)
+	}
+	if m0b.IsAcquiredInThisProcess() {
+		t.Fatal("TryLock took a member though it could not try them all")
+	}
+	noNodes(t, c, ps...)
+}
+
+// Reentrancy follows the members: a multi-lock of mutexes re-enters with a
+// context carrying holds of every member, counted; a plain second Lock
+// waits, and its deadline changes nothing held.
+func TestReentrancy(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	m0, m1 := mutex(t, c, ps[0]), mutex(t, c, ps[1])
 	ml, _ := multilock.New(m0, m1)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testCtx(t, time.Minute)
+
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := zktest.ExpireSession(ctx, px, srv, weak.Session().ID()); err != nil {
+	if err := ml.Lock(short); !errors.Is(err, context.DeadlineExceeded) || asMember(t, err).Index != 0 {
+		t.Fatalf("second Lock without a reentrant context: %v", err)
+	}
+	if !ml.IsAcquiredInThisProcess() {
+		t.Fatal("the failed second Lock released the first")
+	}
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ml.IsAcquiredInThisProcess() {
+		t.Fatal("still held: the failed Lock was counted")
+	}
+
+	h0, err := m0.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h01, err := m1.Acquire(h0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := ml.Lock(h01); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := ml.Lost()
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if isClosed(ml.Lost()) || ml.Lost() != lost {
+		t.Fatal("one Unlock of two ended the holding")
+	}
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !isClosed(ml.Lost()) || isClosed(lost) {
+		t.Fatal("the holding did not end, or ended as lost")
+	}
+	if err := ml.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("third Unlock: %v", err)
+	}
+	// The members' own acquisitions are theirs to release.
+	if !m0.IsAcquiredInThisProcess() || !m1.IsAcquiredInThisProcess() {
+		t.Fatal("the multi-lock released the members' own holds")
+	}
+	m1.Unlock(ctx)
+	m0.Unlock(ctx)
+	noNodes(t, c, ps...)
+}
+
+// The holder's session expires (Curator's testKilledSession): Lost closes,
+// the waiting client gets the set, and the old holder's Unlock reports every
+// member lost.
+func TestHolderSessionExpires(t *testing.T) {
+	px := zktest.StartProxy(t, shared.ConnectString())
+	weak, strong := newClient(t, px.Addr()), newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	ml1, _ := multilock.NewFromPaths(weak, ps...)
+	ml2, _ := multilock.NewFromPaths(strong, ps...)
+	ctx := testCtx(t, time.Minute)
+	if err := ml1.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lost := ml1.Lost()
+	got := make(chan error, 1)
+	go func() { got <- ml2.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the other client to queue", func() bool { return len(children(t, strong, ps[0])) == 2 })
+	if err := zktest.ExpireSession(ctx, px, shared, weak.Session().ID()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lost:
+	case <-ctx.Done():
+		t.Fatal("the holder was never told")
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	err := ml1.Unlock(ctx)
+	if mes := memberErrors(err); !errors.Is(err, locks.ErrLockLost) || len(mes) != 2 {
+		t.Fatalf("unlock of the lost holding: %v", err)
+	}
+	if ml1.IsAcquiredInThisProcess() || !ml2.IsAcquiredInThisProcess() {
+		t.Fatal("wrong holder")
+	}
+	if err := ml2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	noNodes(t, strong, ps...)
+}
+
+// One member's session expires while held: Lost closes, and Unlock returns
+// that member's error while still releasing the other.
+func TestMemberSessionExpires(t *testing.T) {
+	px := zktest.StartProxy(t, shared.ConnectString())
+	weak, strong := newClient(t, px.Addr()), newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	m0, m1 := mutex(t, strong, ps[0]), mutex(t, weak, ps[1])
+	ml, _ := multilock.New(m0, m1)
+	ctx := testCtx(t, time.Minute)
+	if err := ml.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := zktest.ExpireSession(ctx, px, shared, weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -209,83 +480,145 @@ func TestMultiLockMemberSessionExpires(t *testing.T) {
 		t.Fatal("multi-lock not lost with a member")
 	}
 	err := ml.Unlock(ctx)
-	var me *multilock.MemberError
-	if !errors.Is(err, locks.ErrLockLost) || !errors.As(err, &me) || me.Index != 1 {
+	mes := memberErrors(err)
+	if !errors.Is(err, locks.ErrLockLost) || len(mes) != 1 || mes[0].Index != 1 || mes[0].Path != ps[1] {
 		t.Fatalf("unlock: %v", err)
 	}
-	if m0.IsAcquiredInThisProcess() || nodes(t, strong, ps[0]) != 0 {
-		t.Fatal("the healthy member was not released")
+	if m0.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
+		t.Fatal("a member still held")
 	}
+	noNodes(t, strong, ps...)
 }
 
-// Mixed member kinds: a mutex, a write lock and a semaphore mutex.
-func TestMultiLockMixedKinds(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	ps := paths(t, 3)
-	rw, err := locks.NewReadWriteLock(c, ps[1])
-	if err != nil {
+// A member taken first is lost while Lock waits for the next: Lock does not
+// hand out a set that is no longer whole; it gives everything back.
+func TestMemberLostWhileAcquiring(t *testing.T) {
+	px := zktest.StartProxy(t, shared.ConnectString())
+	weak, strong := newClient(t, px.Addr()), newClient(t, shared.ConnectString())
+	other := newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	ctx := testCtx(t, time.Minute)
+	blocker := mutex(t, other, ps[1])
+	if err := blocker.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sm, err := semaphore.NewMutex(c, ps[2])
-	if err != nil {
+	m0, m1 := mutex(t, weak, ps[0]), mutex(t, strong, ps[1])
+	ml, _ := multilock.New(m0, m1)
+	got := make(chan error, 1)
+	go func() { got <- ml.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "Lock to wait for member 1", func() bool { return len(children(t, strong, ps[1])) == 2 })
+	if err := zktest.ExpireSession(ctx, px, shared, weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
-	ml, _ := multilock.New(mutex(t, c, ps[0]), rw.Write(), sm)
-	ctx := ctxFor(t, time.Minute)
+	select {
+	case <-m0.Lost():
+	case <-ctx.Done():
+		t.Fatal("member 0 never lost")
+	}
+	if err := blocker.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := <-got
+	if me := asMember(t, err); !errors.Is(err, locks.ErrLockLost) || me.Index != 0 {
+		t.Fatalf("lock: %v", err)
+	}
+	if m0.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
+		t.Fatal("a member left held")
+	}
+	waitFor(t, 10*time.Second, "member 0's node to go", func() bool { return len(children(t, strong, ps[0])) == 0 })
+	noNodes(t, strong, ps...)
+}
+
+// Mixed member kinds: a mutex, a write lock, a semaphore mutex and a nested
+// multi-lock, held as one and excluding another client's of each kind.
+func TestMixedKinds(t *testing.T) {
+	c, other := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
+	ps := paths(t, 5)
+	build := func(c *framework.Client) *multilock.MultiLock {
+		rw, err := locks.NewReadWriteLock(c, ps[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm, err := semaphore.NewMutex(c, ps[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner, err := multilock.NewFromPaths(c, ps[3], ps[4])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ml, err := multilock.New(mutex(t, c, ps[0]), rw.Write(), sm, inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ml
+	}
+	ml, rival := build(c), build(other)
+	ctx := testCtx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !ml.IsAcquiredInThisProcess() {
+	if !ml.IsAcquiredInThisProcess() || isClosed(ml.Lost()) {
 		t.Fatal("not all held")
 	}
-	other := newClient(t, shared.ConnectString())
 	orw, _ := locks.NewReadWriteLock(other, ps[1])
 	osm, _ := semaphore.NewMutex(other, ps[2])
-	for i, l := range []interface{ TryLock(context.Context) error }{mutex(t, other, ps[0]), orw.Read(), osm} {
+	oin, _ := multilock.NewFromPaths(other, ps[3], ps[4])
+	for i, l := range []interface{ TryLock(context.Context) error }{mutex(t, other, ps[0]), orw.Read(), osm, oin, rival} {
 		if err := l.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
-			t.Errorf("member %d taken by another client: %v", i, err)
+			t.Errorf("%d: %T taken by another client: %v", i, l, err)
 		}
 	}
+	got := make(chan error, 1)
+	go func() { got <- rival.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the rival to queue", func() bool { return len(children(t, c, ps[0])) == 2 })
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for i, p := range []string{ps[0], ps[1], ps[2] + "/leases"} {
-		if n := nodes(t, c, p); n != 0 {
-			t.Errorf("member %d left %d nodes", i, n)
-		}
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
+	if err := rival.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	noNodes(t, c, ps[0], ps[1], ps[2]+"/leases", ps[3], ps[4])
 }
 
-// 10 clients over overlapping sets, always in the same (sorted) order: no
-// member ever has two holders, and all finish: no deadlock.
-func TestMultiLockOverlappingSets(t *testing.T) {
-	ps := paths(t, 4)
-	ctx := ctxFor(t, 2*time.Minute)
+// 12 clients over overlapping sets, always in one (sorted) order: no member
+// ever has two holders, and all finish: no deadlock.
+func TestOverlappingSetsSameOrder(t *testing.T) {
+	const clients, rounds = 12, 6
+	ps := paths(t, 5)
+	ctx := testCtx(t, 2*time.Minute)
 	holders := make([]atomic.Int32, len(ps))
+	var total, shared2 atomic.Int32
 	var wg sync.WaitGroup
-	var total atomic.Int32
-	for i := 0; i < 10; i++ {
+	for i := range clients {
 		c := newClient(t, shared.ConnectString())
-		set := []int{i % 4, (i + 1) % 4, (i + 2) % 4}[:2+i%2]
+		set := []int{i % 5, (i + 1) % 5, (i + 3) % 5}[:2+i%2]
 		slices.Sort(set)
 		var members []locks.Locker
 		for _, j := range set {
 			members = append(members, mutex(t, c, ps[j]))
 		}
-		ml, _ := multilock.New(members...)
+		ml, err := multilock.New(members...)
+		if err != nil {
+			t.Fatal(err)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := 0; r < 8; r++ {
+			for range rounds {
 				if err := ml.Lock(ctx); err != nil {
 					t.Error(err)
 					return
 				}
 				for _, j := range set {
 					if holders[j].Add(1) != 1 {
-						t.Errorf("lock %d has two holders", j)
+						shared2.Add(1)
 					}
 				}
+				runtime.Gosched()
 				for _, j := range set {
 					holders[j].Add(-1)
 				}
@@ -297,68 +630,203 @@ func TestMultiLockOverlappingSets(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if total.Load() != 80 {
-		t.Fatalf("%d acquisitions of 80", total.Load())
+	if n := shared2.Load(); n != 0 {
+		t.Fatalf("a member had two holders %d times", n)
 	}
+	if total.Load() != clients*rounds {
+		t.Fatalf("%d acquisitions of %d", total.Load(), clients*rounds)
+	}
+	noNodes(t, newClient(t, shared.ConnectString()), ps...)
 }
 
-// Opposite orders can deadlock; the deadline ends it and nothing stays held.
-func TestMultiLockOppositeOrders(t *testing.T) {
+// Opposite orders deadlock for real (each holds its first lock and waits
+// for the other's): the earlier deadline ends it, its lock is given back,
+// and the other process gets its whole set.
+func TestDifferentOrdersDeadlockEndedByDeadline(t *testing.T) {
 	ps := paths(t, 2)
 	c1, c2 := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
-	ab, _ := multilock.New(mutex(t, c1, ps[0]), mutex(t, c1, ps[1]))
-	ba, _ := multilock.New(mutex(t, c2, ps[1]), mutex(t, c2, ps[0]))
-	ctx := ctxFor(t, time.Minute)
+	g1, g2 := newGate(mutex(t, c1, ps[0])), newGate(mutex(t, c2, ps[1]))
+	ab, _ := multilock.New(g1, mutex(t, c1, ps[1]))
+	ba, _ := multilock.New(g2, mutex(t, c2, ps[0]))
+	ctx := testCtx(t, time.Minute)
+	abCtx, cancel1 := context.WithTimeout(ctx, 1*time.Second)
+	defer cancel1()
+	baCtx, cancel2 := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel2()
+	abErr, baErr := make(chan error, 1), make(chan error, 1)
+	go func() { abErr <- ab.Lock(abCtx) }()
+	go func() { baErr <- ba.Lock(baCtx) }()
+	<-g1.took
+	<-g2.took
+	close(g1.proceed)
+	close(g2.proceed)
+	err := <-abErr
+	if me := asMember(t, err); !errors.Is(err, context.DeadlineExceeded) || me.Index != 1 || me.Path != ps[1] {
+		t.Fatalf("ab: %v", err)
+	}
+	if err := <-baErr; err != nil {
+		t.Fatalf("ba, once ab gave up: %v", err)
+	}
+	if ab.IsAcquiredInThisProcess() || !ba.IsAcquiredInThisProcess() {
+		t.Fatal("wrong holder")
+	}
+	if err := ba.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	noNodes(t, c1, ps...)
+}
+
+// Different orders, raced with deadlines, several rounds: every Lock either
+// gets its set or times out, and in the end nothing is held.
+func TestDifferentOrdersRace(t *testing.T) {
+	ps := paths(t, 3)
+	ctx := testCtx(t, time.Minute)
+	orders := [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0}, {2, 0}}
+	var mls []*multilock.MultiLock
 	var wg sync.WaitGroup
-	for _, ml := range []*multilock.MultiLock{ab, ba} {
+	var won, timedOut atomic.Int32
+	for _, order := range orders {
+		c := newClient(t, shared.ConnectString())
+		var members []locks.Locker
+		for _, j := range order {
+			members = append(members, mutex(t, c, ps[j]))
+		}
+		ml, _ := multilock.New(members...)
+		mls = append(mls, ml)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := 0; r < 10; r++ {
-				tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			for range 8 {
+				tctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
 				err := ml.Lock(tctx)
 				cancel()
-				if err == nil {
-					ml.Unlock(ctx)
-				} else if !errors.Is(err, context.DeadlineExceeded) {
+				switch {
+				case err == nil:
+					won.Add(1)
+					if err := ml.Unlock(ctx); err != nil {
+						t.Error(err)
+					}
+				case errors.Is(err, context.DeadlineExceeded):
+					timedOut.Add(1)
+				default:
 					t.Error(err)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	for _, p := range ps {
-		if n := nodes(t, c1, p); n != 0 {
-			t.Errorf("%s: %d nodes left", p, n)
+	for i, ml := range mls {
+		if ml.IsAcquiredInThisProcess() {
+			t.Errorf("multi-lock %d still held", i)
 		}
+	}
+	t.Logf("%d acquisitions, %d timeouts", won.Load(), timedOut.Load())
+	noNodes(t, newClient(t, shared.ConnectString()), ps...)
+}
+
+// Curator's testContainerCleanup: lock paths nobody uses are reaped.
+func TestContainerCleanup(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	ctx := testCtx(t, time.Minute)
+	var wg sync.WaitGroup
+	for range 10 {
+		ml, _ := multilock.NewFromPaths(c, ps...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := ml.Lock(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := ml.Unlock(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	parent := ps[0][:len(ps[0])-len("/lock-0")]
+	waitFor(t, 30*time.Second, "the lock paths to be reaped", func() bool {
+		ok, _, err := c.Exists(ctx, parent)
+		return err == nil && !ok
+	})
+}
+
+// Curator's testWithNamespace.
+func TestWithNamespace(t *testing.T) {
+	c := newClient(t, shared.ConnectString(), framework.WithNamespace("test"))
+	ps := paths(t, 2)
+	ml, _ := multilock.NewFromPaths(c, ps...)
+	ctx := testCtx(t, time.Minute)
+	if err := ml.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	raw := newClient(t, shared.ConnectString())
+	for _, p := range ps {
+		if n := len(children(t, raw, "/test"+p)); n != 1 {
+			t.Fatalf("/test%s: %d nodes", p, n)
+		}
+	}
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
-func TestMultiLockBadInput(t *testing.T) {
+// Lost costs one goroutine per holding however often it is called, and
+// Unlock ends it (goleak checks the rest at the end).
+func TestLostOneGoroutine(t *testing.T) {
 	c := newClient(t, shared.ConnectString())
-	if _, err := multilock.New(); !errors.Is(err, multilock.ErrInvalidArgument) {
-		t.Error(err)
+	ps := paths(t, 4)
+	ml, _ := multilock.NewFromPaths(c, ps...)
+	ctx := testCtx(t, time.Minute)
+	if err := ml.Lock(ctx); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := multilock.New(mutex(t, c, "/x"), nil); !errors.Is(err, multilock.ErrInvalidArgument) {
-		t.Error(err)
+	before := runtime.NumGoroutine()
+	ch := ml.Lost()
+	for range 10 {
+		if ml.Lost() != ch {
+			t.Fatal("Lost changed within one holding")
+		}
 	}
-	if _, err := multilock.NewFromPaths(c); !errors.Is(err, multilock.ErrInvalidArgument) {
-		t.Error(err)
+	if n := runtime.NumGoroutine() - before; n > 1 {
+		t.Fatalf("Lost started %d goroutines", n)
 	}
-	if _, err := multilock.NewFromPaths(c, "/ok", "bad"); !errors.Is(err, multilock.ErrInvalidArgument) {
-		t.Error(err)
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := multilock.NewFromPaths(nil, "/ok"); !errors.Is(err, multilock.ErrInvalidArgument) {
-		t.Error(err)
+	if isClosed(ch) {
+		t.Fatal("released, not lost: the holding's channel must stay open")
 	}
-	ml, _ := multilock.NewFromPaths(c, "/x")
-	//lint:ignore SA1012 testing nil
-	if err := ml.Lock(nil); !errors.Is(err, multilock.ErrInvalidArgument) { //nolint:staticcheck
-		t.Error(err)
+}
+
+func TestBadInput(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	p := paths(t, 1)[0]
+	var typedNil *locks.Mutex
+	for i, f := range []func() (*multilock.MultiLock, error){
+		func() (*multilock.MultiLock, error) { return multilock.New() },
+		func() (*multilock.MultiLock, error) { return multilock.New(mutex(t, c, p), nil) },
+		func() (*multilock.MultiLock, error) { return multilock.New(typedNil) },
+		func() (*multilock.MultiLock, error) { return multilock.NewFromPaths(c) },
+		func() (*multilock.MultiLock, error) { return multilock.NewFromPaths(c, p, "bad") },
+		func() (*multilock.MultiLock, error) { return multilock.NewFromPaths(nil, p) },
+	} {
+		if ml, err := f(); !errors.Is(err, multilock.ErrInvalidArgument) || ml != nil {
+			t.Errorf("%d: %v", i, err)
+		}
 	}
-	select {
-	case <-ml.Lost():
-	default:
-		t.Error("Lost of an unheld multi-lock must be closed")
+	if _, err := multilock.NewFromPaths(c, "bad"); !errors.Is(err, locks.ErrInvalidArgument) {
+		t.Errorf("the mutex's error is lost: %v", err)
+	}
+	ml, _ := multilock.NewFromPaths(c, p)
+	var nilCtx context.Context
+	for name, f := range map[string]func(context.Context) error{"Lock": ml.Lock, "TryLock": ml.TryLock, "Unlock": ml.Unlock} {
+		if err := f(nilCtx); !errors.Is(err, multilock.ErrInvalidArgument) {
+			t.Errorf("%s(nil): %v", name, err)
+		}
+	}
+	if ml.IsAcquiredInThisProcess() {
+		t.Error("held")
 	}
 }
