@@ -23,6 +23,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,7 +276,7 @@ func semaphoreWL(root string) {
 		kv{"max_leases", maxLeases}, kv{"max_holders", maxHolders.Load()}, kv{"bound_violations", bound.Load()},
 		kv{"hold_ms", *holdMs}, kv{"errors", errCount.Load()}, cpuField(cpu, ops))
 	if maxHolders.Load() > maxLeases {
-		fmt.Fprintf(os.Stderr, "!!! [%s] FAIL semaphore: max_holders=%d > max_leases=%d\n", impl, maxHolders.Load(), maxLeases)
+		fmt.Fprintf(os.Stderr, "!!! [%s] FAIL semaphore: max_holders=%d > max_leases=%d (%d times)\n", impl, maxHolders.Load(), maxLeases, bound.Load())
 	}
 }
 
@@ -372,6 +373,11 @@ func rwlock(root string) {
 		kv{"deadlock", stalls.Load() > 0}, kv{"hold_ms", *holdMs}, kv{"errors", errCount.Load()}, cpuField(cpu, len(all)))
 }
 
+// timeouts: K clients x M Lock with a --timeout-ms context deadline against
+// a held lock, then the server's watch counts and leftover children, as the
+// peers report them. No "timeout_mode" field: summarize.py reads its
+// presence as "emulated by session close" (the go-zookeeper peer's case);
+// ours is a real deadline on Lock, like Curator's acquire(time, unit).
 func timeouts(root string) {
 	path := root + "/t"
 	k, m := *kFlag, *mFlag
@@ -428,7 +434,6 @@ func timeouts(root string) {
 	fresh.Close()
 	emit("timeouts", k, k*m, wall, lat,
 		kv{"timeout_ms", *timeoutMs}, kv{"attempts_per_client", m},
-		kv{"timeout_mode", "context deadline"},
 		kv{"timed_out", timedOut.Load()}, kv{"acquired_unexpectedly", unexpected.Load()},
 		kv{"wchs_before", wBefore}, kv{"wchs_after_timeouts", wAfterT},
 		kv{"wchs_after_release", wAfterR}, kv{"wchs_after_close", wAfterC},
@@ -444,6 +449,8 @@ func timeouts(root string) {
 // each; a holder Mutex on the same client takes the path; once W+1
 // contender nodes exist and the W predecessor watches are registered, the
 // holder releases and every waiter locks and at once unlocks in turn.
+// Beyond the peers' fields, out_of_order counts handoffs that did not go to
+// the next node in sequence order (0: served strictly FIFO).
 func waiters(root string) {
 	path := root + "/w"
 	w := *wFlag
@@ -465,6 +472,7 @@ func waiters(root string) {
 		fatal(err)
 	}
 	lat := make([]time.Duration, w)
+	seqs := make([]int64, w) // sequence number of the i-th holder's node
 	var idx, done atomic.Int64
 	var lastRelease, lastAcquire atomic.Int64
 	var holders, maxHolders atomic.Int32
@@ -490,7 +498,9 @@ func waiters(root string) {
 				violations.Add(1)
 				fmt.Fprintf(os.Stderr, "!!! [%s] mutual exclusion (waiters) VIOLATED: holders=%d\n", impl, h)
 			}
-			lat[idx.Add(1)-1] = time.Duration(n - lastRelease.Load())
+			i := idx.Add(1) - 1
+			lat[i] = time.Duration(n - lastRelease.Load())
+			seqs[i] = nodeSeq(m.Node())
 			lastAcquire.Store(n)
 			holders.Add(-1)
 			lastRelease.Store(mono())
@@ -559,11 +569,39 @@ func waiters(root string) {
 		kv{"tasks_at_peak", goroutines}, kv{"tasks_kind", "goroutines"},
 		kv{"vmhwm_start_kb", hwmStart}, kv{"vmhwm_kb", end["VmHWM"]}, kv{"vmrss_peak_kb", peak["VmRSS"]},
 		kv{"peak_rss_mb", r3(float64(end["VmHWM"]) / 1024)}, kv{"max_holders", maxHolders.Load()},
-		kv{"errors", errCount.Load()})
+		kv{"out_of_order", outOfOrder(seqs[:handoffs])}, kv{"errors", errCount.Load()})
+	if n := outOfOrder(seqs[:handoffs]); n > 0 {
+		fmt.Fprintf(os.Stderr, "[%s] waiters: %d handoffs out of queue order\n", impl, n)
+	}
 	if handoffs != w {
 		fmt.Fprintf(os.Stderr, "!!! [%s] waiters: %d of %d handoffs\n", impl, handoffs, w)
 		errCount.Add(1)
 	}
+}
+
+// nodeSeq is the sequence number at the end of a lock node's path (-1 if none).
+func nodeSeq(node string) int64 {
+	i := len(node)
+	for i > 0 && node[i-1] >= '0' && node[i-1] <= '9' {
+		i--
+	}
+	n, err := strconv.ParseInt(node[i:], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// outOfOrder counts handoffs that went to a node queued after the next
+// holder's: 0 means the waiters were served in queue (FIFO) order.
+func outOfOrder(seqs []int64) int {
+	n := 0
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] < seqs[i-1] || seqs[i] < 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // cpuTime is this process's user+system CPU time so far.
@@ -591,7 +629,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *connect == "" {
+	if *connect == "" && strings.TrimSpace(strings.ReplaceAll(*workloads, ",", "")) != "" {
 		srv, err := zktest.NewServer()
 		if err != nil {
 			fatal(err)
