@@ -1,6 +1,6 @@
 module github.com/gocurator/curator
 
-go 1.26.8
+go 1.24
 
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0
