@@ -411,7 +411,9 @@ var (
 	readNodeRE   = regexp.MustCompile(`^_c_` + uuidRE + `-__READ__(\d{10})$`)
 	writeNodeRE  = regexp.MustCompile(`^_c_` + uuidRE + `-__WRIT__(\d{10})$`)
 	leaseNodeRE  = regexp.MustCompile(`^_c_` + uuidRE + `-lease-(\d{10})$`)
-	memberNodeRE = regexp.MustCompile(`^` + uuidRE + `$`)
+	// Curator's double barrier members are a bare UUID, gocurator's are
+	// protected (issue 14: a late create is found and deleted).
+	memberNodeRE = regexp.MustCompile(`^(` + uuidRE + `|_c_` + uuidRE + `-member)$`)
 )
 
 // checkName fails unless the last element of node matches re.
