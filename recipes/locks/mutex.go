@@ -112,7 +112,9 @@ func (m *Mutex) reentry(ctx context.Context, downgrade *hold) (bool, error) {
 // Lock blocks until the lock is held, ctx is done (ctx.Err() is returned and
 // our node deleted), or the lock cannot be had (the client closed: an error
 // wrapping framework.ErrClosed; our node vanished: ErrNodeVanished). It
-// re-enters when ctx was handed out by Acquire or Do of this mutex.
+// re-enters when ctx was handed out by Acquire or Do of this mutex; if that
+// hold was lost meanwhile, it returns an error wrapping ErrLockLost and
+// counts nothing (Unlock then releases the lost hold).
 func (m *Mutex) Lock(ctx context.Context) error {
 	_, err := m.lock(ctx, WaitOptions{})
 	return err
