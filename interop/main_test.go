@@ -411,9 +411,7 @@ var (
 	readNodeRE   = regexp.MustCompile(`^_c_` + uuidRE + `-__READ__(\d{10})$`)
 	writeNodeRE  = regexp.MustCompile(`^_c_` + uuidRE + `-__WRIT__(\d{10})$`)
 	leaseNodeRE  = regexp.MustCompile(`^_c_` + uuidRE + `-lease-(\d{10})$`)
-	// Curator's double barrier members are a bare UUID, gocurator's are
-	// protected (issue 14: a late create is found and deleted).
-	memberNodeRE = regexp.MustCompile(`^(` + uuidRE + `|_c_` + uuidRE + `-member)$`)
+	memberNodeRE = regexp.MustCompile(`^(` + uuidRE + `|_c_` + uuidRE + `-member)$`) // Curator's, gocurator's (protected)
 )
 
 // checkName fails unless the last element of node matches re.
