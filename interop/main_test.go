@@ -411,7 +411,7 @@ var (
 	readNodeRE   = regexp.MustCompile(`^_c_` + uuidRE + `-__READ__(\d{10})$`)
 	writeNodeRE  = regexp.MustCompile(`^_c_` + uuidRE + `-__WRIT__(\d{10})$`)
 	leaseNodeRE  = regexp.MustCompile(`^_c_` + uuidRE + `-lease-(\d{10})$`)
-	memberNodeRE = regexp.MustCompile(`^` + uuidRE + `$`)
+	memberNodeRE = regexp.MustCompile(`^(` + uuidRE + `|_c_` + uuidRE + `-member)$`) // Curator's, gocurator's (protected)
 )
 
 // checkName fails unless the last element of node matches re.

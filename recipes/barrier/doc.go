@@ -19,8 +19,9 @@
 // Members synchronize the start and the end of a computation: Enter blocks
 // until memberQty members have entered, Leave until all have left.
 //
-//	/path/<uuid>   one ephemeral node per member (a random UUID, as Curator)
-//	/path/ready    persistent; exists once memberQty members were counted
+//	/path/_c_<uuid>-member  one ephemeral node per member (protected;
+//	                        Curator's are a bare UUID, and count alike)
+//	/path/ready             persistent; exists once memberQty members were counted
 //
 // Enter creates the member's node (parents as containers) and counts the
 // children other than "ready"; the member that counts memberQty creates
@@ -32,13 +33,16 @@
 // waits for the lowest, so the lowest leaves last; then "ready" is
 // deleted. Every wait is bounded by the caller's context; a member that
 // gives up, in Enter or in Leave, deletes its node before it returns (in
-// the background if its session is lost or its client disconnected), and
+// the background if its session is lost or its client disconnected, or
+// once its create's outcome is known if the create was under way), and
 // a member whose session is lost is told (the errors wrap
 // framework.ErrSessionLost).
 //
 // A path can serve round after round: Leave returns only once every member
-// that was in the barrier has left, deletes only its own round's "ready",
-// and does not wait for members of the next round. A "ready" node left
+// that was in the barrier has left, deletes only its own round's "ready"
+// (the member that makes "ready" also rewrites /path's data as it is, in
+// the same transaction, and the delete checks that version), and does not
+// wait for members of the next round. A "ready" node left
 // behind by a round whose members all crashed lets the next Enter through
 // at once, as in Curator; delete it by hand if that happens.
 //

@@ -51,15 +51,20 @@ const (
 	leaving
 )
 
+// memberName is the name our member nodes are made with, behind the
+// protection prefix: "<path>/_c_<uuid>-member".
+const memberName = "member"
+
 // member is our node in the barrier.
 type member struct {
-	name    string // a UUID, as Curator names members
+	name    string // "_c_<uuid>-member"
 	node    string // full path
 	session *framework.Session
-	// readyZxid is the creation zxid of the ready node we passed on, 0 if
-	// unknown: Leave deletes the ready node only if it is that one, never
-	// the ready node of a later round.
-	readyZxid int64
+	// readyStamp is the barrier node's data version that was made with the
+	// ready node we passed on (see createReady), -1 if unknown: Leave
+	// deletes the ready node only while that version holds, so never the
+	// ready node of a later round.
+	readyStamp int32
 }
 
 // hooks let tests stop a member between its steps and wake it spuriously.
@@ -67,6 +72,8 @@ type hooks struct {
 	afterCreate  func()          // after our node is made, before the first count
 	wake         chan struct{}   // a receive wakes an Enter waiter (GH-1290)
 	beforeRelist func(ours bool) // in Leave, before each listing after a wait
+	// beforeDeleteReady: in Leave, once the ready node to delete was read
+	beforeDeleteReady func()
 }
 
 // NewDoubleBarrier returns a member of the double barrier at path, which
@@ -101,8 +108,11 @@ func (d *DoubleBarrier) Node() string {
 }
 
 // Enter joins the barrier and blocks until memberQty members have entered
-// (Curator's enter). It creates our member node "<path>/<uuid>"
-// (ephemeral; missing parents are made as container nodes), then counts
+// (Curator's enter). It creates our member node "<path>/_c_<uuid>-member"
+// (ephemeral and protected, so that a create whose reply was lost, or
+// that is still under way when Enter gives up, is found and deleted and
+// never leaves a member that counts; missing parents are made as
+// container nodes), then counts
 // the members (every child but "ready"): once there are memberQty, it
 // creates "<path>/ready" and returns; until then it waits for the children
 // of the barrier path to change and counts again. A ready node already
@@ -111,7 +121,9 @@ func (d *DoubleBarrier) Node() string {
 // Every wake-up re-counts, so nothing but the condition lets a caller
 // through (apache/curator#1290). If ctx is done, or anything fails, Enter
 // deletes our member node before it returns (Curator keeps it, so a member
-// that gave up still counted); the error wraps ctx.Err(), or
+// that gave up still counted); if the create itself was still under way,
+// the node is deleted in the background as soon as the create's outcome is
+// known. The error wraps ctx.Err(), or
 // ErrMemberVanished and framework.ErrSessionLost when our session was lost
 // (our node went with it), or ErrMemberVanished alone when someone else
 // deleted our node. The other members are not told: they go on waiting
@@ -161,37 +173,19 @@ func (d *DoubleBarrier) enter(ctx context.Context) (*member, error) {
 	return m, nil
 }
 
-// createMember makes our ephemeral member node, named by a fresh UUID.
+// createMember makes our ephemeral member node. The create is protected:
+// the framework adopts a node of a lost reply only if it is of our current
+// session (CURATOR-498), and when the create fails or ctx ends while it is
+// under way, it deletes the node in the background once the create's real
+// outcome is known, so a late create never leaves an orphan member
+// (deleting at once could run before the create lands).
 func (d *DoubleBarrier) createMember(ctx context.Context) (*member, error) {
-	name := framework.NewProtectedID() // a random UUID, as Curator's UUID.randomUUID()
-	node := framework.JoinPath(d.path, name)
-	n, err := d.client.CreateNode(ctx, node, d.client.DefaultData(),
-		framework.WithMode(framework.ModeEphemeral), framework.WithParentContainers())
-	if err == nil {
-		return &member{name: name, node: node, session: n.Session}, nil
+	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, memberName), d.client.DefaultData(),
+		framework.WithMode(framework.ModeEphemeral), framework.WithProtection(), framework.WithParentContainers())
+	if err != nil {
+		return nil, fmt.Errorf("barrier: enter %s: %w", d.path, err)
 	}
-	if errors.Is(err, zk.ErrNodeExists) {
-		// The name is ours alone: an earlier attempt of this create made
-		// the node and its response was lost. Adopt it only if it belongs
-		// to the session we are in (CURATOR-498).
-		ok, st, xerr := d.client.Exists(ctx, node)
-		if xerr == nil && ok {
-			if s := d.client.SessionFor(st.EphemeralOwner); !s.Lost() {
-				return &member{name: name, node: node, session: s}, nil
-			}
-			d.client.DeleteInBackground(node)
-			return nil, fmt.Errorf("barrier: enter %s: our member node was made in a lost session: %w", d.path, framework.ErrSessionLost)
-		}
-		if xerr != nil {
-			err = xerr
-		}
-	}
-	if framework.IsRetryable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		// The create may have succeeded after all: make sure it did not
-		// leave a member behind.
-		d.client.DeleteInBackground(node)
-	}
-	return nil, fmt.Errorf("barrier: enter %s: %w", d.path, err)
+	return &member{name: framework.NodeName(n.Path), node: n.Path, session: n.Session, readyStamp: -1}, nil
 }
 
 // vanished is the error for our member node gone while we are in the barrier.
@@ -240,11 +234,14 @@ func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) error {
 			return m.vanished()
 		case ready:
 			w.Stop()
-			m.readyZxid = d.readyZxid(ctx)
+			m.readyStamp = d.readyStamp(ctx)
 			return nil
 		case len(members) >= d.qty:
 			w.Stop()
-			return d.createReady(ctx, m)
+			if err := d.createReady(ctx); err != nil {
+				return err
+			}
+			continue // count again: the ready node is there now
 		}
 		select {
 		case ev := <-w.C():
@@ -263,25 +260,43 @@ func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) error {
 	}
 }
 
-// createReady creates the ready node (NodeExists is fine: another member
-// counted too) and records which one it is.
-func (d *DoubleBarrier) createReady(ctx context.Context, m *member) error {
-	_, err := d.client.Create(ctx, d.readyPath, d.client.DefaultData(), framework.WithParentContainers())
-	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, ReadyNode, err)
+// createReady creates the ready node, and in the same transaction rewrites
+// the barrier node's data as it is: its data version, bumped with every
+// ready node a gocurator member makes, tells this round's ready node from
+// a later one's (ZooKeeper cannot check a creation zxid). Another member
+// making it first (zk.ErrNodeExists, or zk.ErrBadVersion for the barrier
+// node), or a lost reply, is no failure: the caller counts again.
+func (d *DoubleBarrier) createReady(ctx context.Context) error {
+	data, st, err := d.client.Get(ctx, d.path)
+	if err == nil {
+		_, err = d.client.Multi(ctx,
+			framework.CreateOp{Path: d.readyPath, Data: d.client.DefaultData()},
+			framework.SetDataOp{Path: d.path, Data: data, Version: st.Version})
 	}
-	m.readyZxid = d.readyZxid(ctx)
-	return nil
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), framework.IsRetryable(err):
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		return nil // the barrier node is gone: counting again says so
+	}
+	return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, ReadyNode, err)
 }
 
-// readyZxid returns the creation zxid of the ready node, 0 if it is gone
-// already (then Leave leaves whatever ready node it finds alone).
-func (d *DoubleBarrier) readyZxid(ctx context.Context) int64 {
-	ok, st, err := d.client.Exists(ctx, d.readyPath)
+// readyStamp returns the barrier node's data version made with the ready
+// node there now, or -1: no ready node, or one not made with a stamp (by a
+// Curator member, whose members delete it themselves), or a newer one came
+// between the two reads. The stamp is the version only when the barrier
+// node was last modified in the transaction that made the ready node.
+func (d *DoubleBarrier) readyStamp(ctx context.Context) int32 {
+	ok, rst, err := d.client.Exists(ctx, d.readyPath)
 	if err != nil || !ok {
-		return 0
+		return -1
 	}
-	return st.Czxid
+	ok, pst, err := d.client.Exists(ctx, d.path)
+	if err != nil || !ok || pst.Mzxid != rst.Czxid {
+		return -1
+	}
+	return pst.Version
 }
 
 // abandon deletes our member node after a failed Enter or Leave. With the
@@ -331,8 +346,10 @@ func (d *DoubleBarrier) deleteMember(ctx context.Context, m *member) error {
 // and returns an error wrapping ctx.Err(). However it ends, Leave then
 // deletes the ready node, as Curator does even on timeout, so that a
 // crashed round does not leave a ready node that lets the next round
-// through without waiting; but only the ready node this member passed on
-// (same creation zxid), never a later round's. After Leave the
+// through without waiting; but only the ready node this member passed on,
+// never a later round's (checked in one transaction with the delete, see
+// createReady). A ready node made by a Curator member is left to the
+// Curator members, which delete it as they leave. After Leave the
 // DoubleBarrier can Enter again.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	if ctx == nil {
@@ -443,18 +460,23 @@ func (d *DoubleBarrier) awaitLeft(ctx context.Context, m *member) (ours bool, er
 	}
 }
 
-// deleteReady deletes the ready node if it is the one we passed on.
+// deleteReady deletes the ready node if it is the one we passed on: in
+// one transaction with a check that the barrier node's data version is
+// still the stamp made with it, so a later round's ready node is never
+// deleted.
 func (d *DoubleBarrier) deleteReady(ctx context.Context, m *member) {
-	if m.readyZxid == 0 || !d.client.Connected() {
+	if m.readyStamp < 0 || !d.client.Connected() {
 		return // not ours to delete, or not now: the other members do it
 	}
 	cctx, cancel := cleanupContext(ctx)
 	defer cancel()
-	ok, st, err := d.client.Exists(cctx, d.readyPath)
-	if err != nil || !ok || st.Czxid != m.readyZxid {
-		return
+	if d.hooks != nil && d.hooks.beforeDeleteReady != nil {
+		d.hooks.beforeDeleteReady()
 	}
-	if err := d.client.Delete(cctx, d.readyPath, framework.IgnoreMissing()); err != nil {
+	_, err := d.client.Multi(cctx,
+		framework.CheckOp{Path: d.path, Version: m.readyStamp},
+		framework.DeleteOp{Path: d.readyPath, Version: -1})
+	if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 		d.client.Logger().Warn("deleting the barrier's ready node", "node", d.readyPath, "err", err)
 	}
 }

@@ -126,9 +126,10 @@ func TestDoubleBarrierStates(t *testing.T) {
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-// The layout is Curator's: ephemeral "<path>/<uuid>" members and a
-// persistent "<path>/ready"; a member made by hand as a Curator client
-// makes it counts, and Leave waits for it.
+// The layout: ephemeral protected "<path>/_c_<uuid>-member" members (a
+// Curator member is "<path>/<uuid>") and a persistent "<path>/ready"; a
+// member made by hand as a Curator client makes it counts, and Leave waits
+// for it.
 func TestDoubleBarrierLayoutAndCuratorMember(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, shared.ConnectString())
@@ -149,8 +150,8 @@ func TestDoubleBarrierLayoutAndCuratorMember(t *testing.T) {
 	}
 	node := d.Node()
 	name := framework.NodeName(node)
-	if framework.ParentPath(node) != path || !uuidRE.MatchString(name) {
-		t.Errorf("member node %q, want %s/<uuid>", node, path)
+	if id, ok := framework.ProtectedID(name); framework.ParentPath(node) != path || !ok || !uuidRE.MatchString(id) || framework.NormalizeName(name) != "member" {
+		t.Errorf("member node %q, want %s/_c_<uuid>-member", node, path)
 	}
 	ok, st, err := c.Exists(ctx, node)
 	if err != nil || !ok || st.EphemeralOwner != c.Session().ID() {

@@ -18,3 +18,12 @@ func SetLeaveHook(d *DoubleBarrier, beforeRelist func(ours bool)) {
 	}
 	d.hooks.beforeRelist = beforeRelist
 }
+
+// SetDeleteReadyHook arms a hook on d that Leave calls once it has read
+// the ready node it may delete, just before it deletes it.
+func SetDeleteReadyHook(d *DoubleBarrier, fn func()) {
+	if d.hooks == nil {
+		d.hooks = &hooks{}
+	}
+	d.hooks.beforeDeleteReady = fn
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -34,13 +35,30 @@ type Predicate func(contenders []string, ours int) (Decision, error)
 // StandardLockInternalsDriver): the first maxLeases contenders hold; any
 // other waits on the one node maxLeases places before it, so every node is
 // watched by at most one waiter and a release wakes exactly one.
+// maxLeases < 1 can never work: NewDriver refuses the predicate it returns
+// (an error wrapping ErrInvalidArgument), and that predicate, if called,
+// returns such an error.
 func MaxLeases(maxLeases int) Predicate {
+	if maxLeases < 1 {
+		return noLeases
+	}
 	return func(contenders []string, ours int) (Decision, error) {
 		if ours < maxLeases {
 			return Decision{Held: true}, nil
 		}
 		return Decision{Watch: contenders[ours-maxLeases]}, nil
 	}
+}
+
+// errNoLeases is noLeases' error.
+var errNoLeases = fmt.Errorf("%w: MaxLeases needs at least 1", ErrInvalidArgument)
+
+// noLeases is what MaxLeases(n < 1) returns; NewDriver recognises it.
+func noLeases([]string, int) (Decision, error) { return Decision{}, errNoLeases }
+
+// isNoLeases reports whether pred is noLeases (a func is compared by its code).
+func isNoLeases(pred Predicate) bool {
+	return reflect.ValueOf(pred).Pointer() == reflect.ValueOf(noLeases).Pointer()
 }
 
 // RevokeMessage is the data Revoke writes into a holder's node to ask it to
@@ -80,6 +98,9 @@ func NewDriver(client *framework.Client, path, name string, pred Predicate, sort
 	}
 	if pred == nil {
 		return nil, fmt.Errorf("%w: nil predicate", ErrInvalidArgument)
+	}
+	if isNoLeases(pred) {
+		return nil, errNoLeases
 	}
 	if len(sortNames) == 0 {
 		sortNames = []string{name}

@@ -1,6 +1,10 @@
 package locks
 
-import "github.com/gocurator/curator/framework"
+import (
+	"sync"
+
+	"github.com/gocurator/curator/framework"
+)
 
 // Monitor watches a contender that holds (a lock, a lease): Lost is closed
 // when the holding can no longer be relied on (its session is lost, or, with
@@ -12,6 +16,7 @@ type Monitor struct {
 	lost chan struct{}
 	stop chan struct{}
 	done chan struct{}
+	once sync.Once // closes stop
 }
 
 // Monitor starts watching c; onLost, if not nil, runs once when the holding
@@ -52,12 +57,13 @@ func (m *Monitor) IsLost() bool {
 	}
 }
 
-// Stop ends the watch (idempotent) and waits for it to end.
+// Stop ends the watch and waits for it to end. It is safe to call from
+// several goroutines at once, again, and on a nil or zero Monitor (never
+// started: nothing to stop).
 func (m *Monitor) Stop() {
-	select {
-	case <-m.stop:
-	default:
-		close(m.stop)
+	if m == nil || m.stop == nil {
+		return
 	}
+	m.once.Do(func() { close(m.stop) })
 	<-m.done
 }

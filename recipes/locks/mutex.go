@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gocurator/curator/framework"
@@ -42,11 +44,19 @@ type Locker interface {
 type Mutex struct {
 	d    *Driver
 	opts options
-	sem  chan struct{}  // one holder among the goroutines sharing the instance
-	rw   *ReadWriteLock // set for the halves of a ReadWriteLock
+	// queue: one goroutine of the instance in ZooKeeper's queue (waiting
+	// or holding) at a time; slot: one hold at a time. A downgrade takes
+	// only the slot, so it never waits behind a goroutine of the same
+	// ReadWriteLock that is queued for the read lock; that goroutine, once
+	// its turn comes, waits for the slot (issue 14).
+	queue chan struct{}
+	slot  chan struct{}
+	rw    *ReadWriteLock // set for the halves of a ReadWriteLock
 
-	mu sync.Mutex
-	h  *hold
+	mu     sync.Mutex
+	h      *hold
+	queued bool  // h took the queue (not a downgrade)
+	from   *hold // the write hold h was downgraded from, if any
 }
 
 // NewMutex returns a mutex on path (InterProcessMutex(client, path)).
@@ -60,7 +70,7 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 }
 
 func newMutex(d *Driver, o options) *Mutex {
-	return &Mutex{d: d, opts: o, sem: make(chan struct{}, 1)}
+	return &Mutex{d: d, opts: o, queue: make(chan struct{}, 1), slot: make(chan struct{}, 1)}
 }
 
 type holdKey struct{ m *Mutex }
@@ -79,21 +89,32 @@ func (m *Mutex) heldBy(ctx context.Context) *hold {
 	return nil
 }
 
-// reentry counts one more acquisition if ctx was handed out by the current hold.
-func (m *Mutex) reentry(ctx context.Context) bool {
+// reentry counts one more acquisition if ctx was handed out by the current
+// hold (or downgrade is the write hold the current hold was downgraded
+// from); a hold that was lost counts nothing and is ErrLockLost.
+func (m *Mutex) reentry(ctx context.Context, downgrade *hold) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if h, _ := ctx.Value(holdKey{m}).(*hold); h != nil && m.h == h {
-		h.count++
-		return true
+	h, _ := ctx.Value(holdKey{m}).(*hold)
+	if h == nil || m.h != h {
+		if downgrade == nil || m.h == nil || m.from != downgrade {
+			return false, nil
+		}
+		h = m.h // a second downgrade through the same write hold
 	}
-	return false
+	if h.isLost() {
+		return true, fmt.Errorf("%w: %s", ErrLockLost, h.c.node)
+	}
+	h.count++
+	return true, nil
 }
 
 // Lock blocks until the lock is held, ctx is done (ctx.Err() is returned and
 // our node deleted), or the lock cannot be had (the client closed: an error
 // wrapping framework.ErrClosed; our node vanished: ErrNodeVanished). It
-// re-enters when ctx was handed out by Acquire or Do of this mutex.
+// re-enters when ctx was handed out by Acquire or Do of this mutex; if that
+// hold was lost meanwhile, it returns an error wrapping ErrLockLost and
+// counts nothing (Unlock then releases the lost hold).
 func (m *Mutex) Lock(ctx context.Context) error {
 	_, err := m.lock(ctx, WaitOptions{})
 	return err
@@ -122,9 +143,6 @@ func (m *Mutex) lock(ctx context.Context, wo WaitOptions) (*hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
-	if m.reentry(ctx) {
-		return m.current(), nil
-	}
 	var downgrade *hold
 	if m.rw != nil {
 		if m == m.rw.write && m.rw.read.heldBy(ctx) != nil {
@@ -134,38 +152,70 @@ func (m *Mutex) lock(ctx context.Context, wo WaitOptions) (*hold, error) {
 			downgrade = m.rw.write.heldBy(ctx)
 		}
 	}
-	if wo.Try {
-		select {
-		case m.sem <- struct{}{}:
-		default:
-			return nil, ErrLocked
+	if ok, err := m.reentry(ctx, downgrade); ok {
+		if err != nil {
+			return nil, err
 		}
-	} else {
-		select {
-		case m.sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return m.current(), nil
 	}
-	var (
-		c   *Contender
-		err error
-	)
 	if downgrade != nil {
-		// The write holder reads: held at once, in the writer's place.
-		c, err = m.d.EnqueueAs(ctx, m.rw.downgradeName(downgrade), m.opts.data)
-	} else {
-		c, err = m.d.Acquire(ctx, m.opts.data, wo)
+		// The write holder reads: held at once, in the writer's place. It
+		// needs no place in the instance's queue, only the hold slot (free
+		// unless a hold of the read half outlived a write).
+		if err := take(ctx, m.slot, wo.Try); err != nil {
+			return nil, err
+		}
+		c, err := m.d.EnqueueAs(ctx, m.rw.downgradeName(downgrade), m.opts.data)
+		if err != nil {
+			<-m.slot
+			return nil, err
+		}
+		return m.held(ctx, c, false, downgrade), nil
 	}
-	if err != nil {
-		<-m.sem
+	if err := take(ctx, m.queue, wo.Try); err != nil {
 		return nil, err
 	}
+	c, err := m.d.Acquire(ctx, m.opts.data, wo)
+	if err == nil {
+		// Ours in ZooKeeper; a downgraded hold of this read half may still
+		// have the slot: wait for it, as for any holder of the instance.
+		if err = take(ctx, m.slot, wo.Try); err != nil {
+			c.deleteQuietly(ctx)
+		}
+	}
+	if err != nil {
+		<-m.queue
+		return nil, err
+	}
+	return m.held(ctx, c, true, nil), nil
+}
+
+// take takes the place in ch (a one-place semaphore): at once if try (else
+// ErrLocked), or waiting until ctx is done.
+func take(ctx context.Context, ch chan struct{}, try bool) error {
+	if try {
+		select {
+		case ch <- struct{}{}:
+			return nil
+		default:
+			return ErrLocked
+		}
+	}
+	select {
+	case ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// held records a new hold of c.
+func (m *Mutex) held(ctx context.Context, c *Contender, queued bool, from *hold) *hold {
 	h := newHold(ctx, holdKey{m}, c, &m.opts)
 	m.mu.Lock()
-	m.h = h
+	m.h, m.queued, m.from = h, queued, from
 	m.mu.Unlock()
-	return h, nil
+	return h
 }
 
 // Unlock releases one acquisition; the last one deletes our node (only ours,
@@ -189,7 +239,8 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		m.mu.Unlock()
 		return nil
 	}
-	m.h = nil
+	queued := m.queued
+	m.h, m.queued, m.from = nil, false, nil
 	m.mu.Unlock()
 	h.end()
 	var err error
@@ -198,7 +249,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	} else {
 		err = h.c.Delete(ctx)
 	}
-	<-m.sem
+	<-m.slot
+	if queued {
+		<-m.queue
+	}
 	return err
 }
 
@@ -295,7 +349,15 @@ func (m *Mutex) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framew
 }
 
 // Participants returns the full paths of every contender, holder first
-// (Curator's getParticipantNodes).
+// (Curator's getParticipantNodes). For a half of a ReadWriteLock, only that
+// half's nodes are listed (readers for Read(), writers for Write()), as
+// Curator's InterProcessReadWriteLock does; both keep queue order.
 func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
-	return m.d.Participants(ctx)
+	parts, err := m.d.Participants(ctx)
+	if err != nil || m.rw == nil {
+		return parts, err
+	}
+	return slices.DeleteFunc(parts, func(p string) bool {
+		return !strings.Contains(framework.NodeName(p), m.d.name)
+	}), nil
 }

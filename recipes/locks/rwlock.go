@@ -25,9 +25,13 @@ const (
 // no I/O).
 //
 // Downgrade: Read().Lock with the context handed out by Write().Acquire or
-// Write().Do takes the read lock at once; its node takes the writer's place
-// in the queue (CURATOR-621), so writers queued behind stay blocked after
-// the write lock is released. Upgrade (Write().Lock with a context handed
+// Write().Do takes the read lock at once, even while another goroutine of
+// the same ReadWriteLock waits for the read lock (that goroutine then gets
+// it once the downgraded hold is released); its node takes the writer's
+// place in the queue (CURATOR-621), so writers queued behind stay blocked
+// after the write lock is released. Read().Participants and
+// Write().Participants list that half's nodes only, as Curator's
+// getParticipantNodes does. Upgrade (Write().Lock with a context handed
 // out by Read()) fails with ErrUpgrade instead of blocking forever as in
 // Curator.
 type ReadWriteLock struct {

@@ -50,23 +50,29 @@ func TestRWParticipants(t *testing.T) {
 			}
 		}()
 	}
-	var parts []string
-	waitFor(t, 10*time.Second, "28 participants", func() bool {
-		var err error
-		parts, err = readers[0].Read().Participants(ctx)
-		return err == nil && len(parts) == 28
+	// Each half lists its own nodes only, as Curator's getParticipantNodes
+	// (issue 14 item 3: both used to list the whole queue).
+	waitFor(t, 10*time.Second, "8 write participants", func() bool {
+		parts, err := readers[0].Write().Participants(ctx)
+		return err == nil && len(parts) == 8
 	})
-	r, w := 0, 0
-	for _, p := range parts {
-		switch {
-		case strings.Contains(p, locks.ReadLockName):
-			r++
-		case strings.Contains(p, locks.WriteLockName):
-			w++
+	for _, half := range []struct {
+		name, want string
+		n          int
+		m          *locks.Mutex
+	}{{"Read", locks.ReadLockName, 20, readers[0].Read()}, {"Write", locks.WriteLockName, 8, readers[0].Write()}} {
+		parts, err := half.m.Participants(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if r != 20 || w != 8 {
-		t.Fatalf("readers %d writers %d", r, w)
+		if len(parts) != half.n {
+			t.Errorf("%s().Participants: %d nodes, want %d: %v", half.name, len(parts), half.n, parts)
+		}
+		for _, p := range parts {
+			if !strings.Contains(p, half.want) {
+				t.Errorf("%s().Participants lists %s", half.name, p)
+			}
+		}
 	}
 	cancel()
 	wg.Wait()
@@ -115,11 +121,17 @@ func TestRWDowngrade(t *testing.T) {
 	if err := rw.Read().Lock(tctx2); err != nil {
 		t.Fatalf("downgrade: %v", err)
 	}
+	// A second downgrade through the same write hold re-enters (counted).
+	if err := rw.Read().Lock(tctx2); err != nil {
+		t.Fatalf("second downgrade: %v", err)
+	}
 	if err := rw.Write().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := rw.Read().Unlock(ctx); err != nil {
-		t.Fatal(err)
+	for i := 0; i < 2; i++ {
+		if err := rw.Read().Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if kids := children(t, c, path); len(kids) != 0 {
 		t.Fatalf("left: %v", kids)
@@ -328,4 +340,87 @@ func TestLockACLs(t *testing.T) {
 	}
 	m.Unlock(ctx)
 	rw.Write().Unlock(ctx)
+}
+
+// Issue 14 item 3: the writer downgrades (Read().Lock with its held context)
+// while another goroutine of the same ReadWriteLock waits for the read lock:
+// the downgrade is at once, not stuck behind the waiter; the waiter gets the
+// read lock once the downgraded hold is released.
+func TestRWDowngradeWhileReaderWaits(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	path := lockPath(t)
+	rw := newRW(t, c, path)
+	ctx := testCtx(t, time.Minute)
+	wctx, err := rw.Write().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := make(chan error, 1)
+	go func() { waiter <- rw.Read().Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the reader queued", func() bool {
+		parts, err := rw.Read().Participants(ctx)
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, p := range parts {
+			if strings.Contains(p, locks.ReadLockName) {
+				n++
+			}
+		}
+		return n == 1
+	})
+	dctx, cancel := context.WithTimeout(wctx, 10*time.Second)
+	defer cancel()
+	if err := rw.Read().Lock(dctx); err != nil {
+		t.Fatalf("downgrade while another goroutine waits to read: %v", err)
+	}
+	if err := rw.Write().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waiter:
+		t.Fatalf("the waiter took the read half while the downgraded hold is held: %v", err)
+	default:
+	}
+	if err := rw.Read().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waiter; err != nil {
+		t.Fatalf("waiting reader: %v", err)
+	}
+	if err := rw.Read().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "no nodes left", func() bool { return len(children(t, c, path)) == 0 })
+}
+
+// Issue 14 item 3: re-entering through a held context whose hold was lost
+// is ErrLockLost, not a silent success.
+func TestMutexReentryAfterLoss(t *testing.T) {
+	srv := zktest.StartServer(t)
+	px := zktest.StartProxy(t, srv.ConnectString())
+	c := newClient(t, px.Addr())
+	m := newMutex(t, c, lockPath(t))
+	ctx := testCtx(t, time.Minute)
+	hctx, err := m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := m.Lost()
+	px.Drop() // LoseOnSuspend: the connection loss loses the lock
+	select {
+	case <-lost:
+	case <-ctx.Done():
+		t.Fatal("lock not lost")
+	}
+	if err := m.Lock(hctx); !errors.Is(err, locks.ErrLockLost) {
+		t.Fatalf("reentrant Lock of a lost hold: %v, want ErrLockLost", err)
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+		t.Fatalf("Unlock: %v, want ErrLockLost", err)
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("second Unlock: %v, want ErrNotHeld (the failed reentry counted nothing)", err)
+	}
 }

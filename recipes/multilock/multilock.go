@@ -49,16 +49,32 @@ type holding struct {
 var _ locks.Locker = (*MultiLock)(nil)
 
 // New returns a multi-lock over the given members, taken in this order and
-// released in the reverse order. It needs at least one member and no nil
-// one; otherwise the error wraps ErrInvalidArgument.
+// released in the reverse order. It needs at least one member, no nil one,
+// and no member twice: neither the same lock nor two locks with the same
+// Path() (a Lock would wait on itself until its deadline); otherwise the
+// error wraps ErrInvalidArgument. Paths are compared as given, so two locks
+// of clients with different namespaces on one relative path are refused
+// too.
 func New(members ...locks.Locker) (*MultiLock, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: no locks", ErrInvalidArgument)
 	}
 	ml := &MultiLock{members: append([]locks.Locker(nil), members...), noTry: -1}
+	seen := make(map[string]int, len(members))
 	for i, m := range ml.members {
 		if m == nil || (reflect.ValueOf(m).Kind() == reflect.Pointer && reflect.ValueOf(m).IsNil()) {
 			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalidArgument, i)
+		}
+		for j := range i {
+			if reflect.TypeOf(m).Comparable() && m == ml.members[j] {
+				return nil, fmt.Errorf("%w: locks %d and %d are the same lock", ErrInvalidArgument, j, i)
+			}
+		}
+		if p, ok := m.(interface{ Path() string }); ok {
+			if j, dup := seen[p.Path()]; dup {
+				return nil, fmt.Errorf("%w: locks %d and %d are both on %s", ErrInvalidArgument, j, i, p.Path())
+			}
+			seen[p.Path()] = i
 		}
 		if _, ok := m.(tryLocker); !ok && ml.noTry < 0 {
 			ml.noTry = i
@@ -209,7 +225,7 @@ func (ml *MultiLock) Unlock(ctx context.Context) error {
 	h := ml.h
 	if h == nil {
 		ml.mu.Unlock()
-		return locks.ErrNotHeld
+		return fmt.Errorf("multilock: %w", locks.ErrNotHeld)
 	}
 	h.count--
 	last := h.count == 0

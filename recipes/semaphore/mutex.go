@@ -96,7 +96,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.lease = nil
 	m.mu.Unlock()
 	if l == nil {
-		return fmt.Errorf("%w: %w: %s", locks.ErrNotHeld, ErrNotHeld, m.s.path)
+		return fmt.Errorf("semaphore mutex %s: %w", m.s.path, ErrNotHeld)
 	}
 	err := l.Release(ctx)
 	<-m.sem

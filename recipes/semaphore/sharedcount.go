@@ -29,8 +29,9 @@ type SharedCount struct {
 	mzxid   int64 // of the value: orders reads and our own writes
 	changed chan struct{}
 	started bool
+	closed  bool
 	cancel  context.CancelFunc
-	done    chan struct{}
+	done    chan struct{} // closed when the watching goroutine ends; nil if none
 }
 
 // VersionedValue is a count with the node version it was read at (for
@@ -74,6 +75,10 @@ func (sc *SharedCount) Path() string { return sc.path }
 // value is read; if it fails it can be called again.
 func (sc *SharedCount) Start(ctx context.Context) (err error) {
 	sc.mu.Lock()
+	if sc.closed {
+		sc.mu.Unlock()
+		return fmt.Errorf("%w: shared count %s closed", ErrInvalidArgument, sc.path)
+	}
 	if sc.started {
 		sc.mu.Unlock()
 		return fmt.Errorf("%w: shared count %s already started", ErrInvalidArgument, sc.path)
@@ -99,13 +104,25 @@ func (sc *SharedCount) Start(ctx context.Context) (err error) {
 		w.Stop()
 		return err
 	}
+	if startHook != nil {
+		startHook(sc)
+	}
 	wctx, cancel := context.WithCancel(context.Background())
 	sc.mu.Lock()
+	if sc.closed { // Close came while we read: do not start watching
+		sc.mu.Unlock()
+		cancel()
+		w.Stop()
+		return fmt.Errorf("%w: shared count %s closed while starting", ErrInvalidArgument, sc.path)
+	}
 	sc.cancel, sc.done = cancel, make(chan struct{})
 	sc.mu.Unlock()
 	go sc.watch(wctx, w)
 	return nil
 }
+
+// startHook, if set (tests), runs in Start before the watch starts.
+var startHook func(*SharedCount)
 
 // publish records a value read or written at st, unless a newer one is
 // known already, and tells waiters when it changed.
@@ -236,12 +253,13 @@ func (sc *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, n i
 }
 
 // Close stops watching and waits for the watching goroutine to end. It is
-// idempotent; the count cannot be started again.
+// safe to call at any time, from several goroutines and more than once
+// (each call returns once the goroutine has ended); a Start under way when
+// Close is called fails, and the count cannot be started again.
 func (sc *SharedCount) Close() error {
 	sc.mu.Lock()
 	cancel, done := sc.cancel, sc.done
-	sc.cancel = nil
-	sc.started = true
+	sc.closed = true
 	sc.mu.Unlock()
 	if cancel != nil {
 		cancel()

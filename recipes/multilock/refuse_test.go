@@ -1,0 +1,41 @@
+package multilock_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/recipes/multilock"
+	"github.com/gocurator/curator/recipes/semaphore"
+)
+
+// Issue 14 item 7: a MultiLock given the same lock twice, or two locks on
+// the same path, would wait on itself until its deadline; New refuses it.
+func TestMultiLockRefusesDuplicates(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ps := paths(t, 2)
+	m := mutex(t, c, ps[0])
+	sm, err := semaphore.NewMutex(c, ps[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm2, err := semaphore.NewMutex(newClient(t, shared.ConnectString()), ps[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, fn := range map[string]func() error{
+		"same lock twice":        func() error { _, err := multilock.New(m, sm, m); return err },
+		"same semaphore mutex":   func() error { _, err := multilock.New(sm, sm); return err },
+		"two locks on one path":  func() error { _, err := multilock.New(m, mutex(t, c, ps[0])); return err },
+		"two clients, one path":  func() error { _, err := multilock.New(sm, sm2); return err },
+		"NewFromPaths duplicate": func() error { _, err := multilock.NewFromPaths(c, ps[0], ps[1], ps[0]); return err },
+	} {
+		if err := fn(); !errors.Is(err, multilock.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	if _, err := multilock.New(m, sm); err != nil {
+		t.Fatalf("distinct locks: %v", err)
+	}
+	var _ locks.Locker = m
+}

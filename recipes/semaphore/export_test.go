@@ -1,0 +1,5 @@
+package semaphore
+
+// SetStartHook arms a hook that SharedCount.Start calls once its first read
+// is done, just before it starts watching (nil disarms).
+func SetStartHook(fn func(*SharedCount)) { startHook = fn }

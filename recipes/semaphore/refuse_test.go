@@ -1,0 +1,94 @@
+package semaphore_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/recipes/multilock"
+	"github.com/gocurator/curator/recipes/semaphore"
+)
+
+// Issue 14 item 7: "not held" is one error across recipes: a lease
+// returned twice, a semaphore mutex unlocked when not held and a multi-lock
+// unlocked when not held all wrap locks.ErrNotHeld, which
+// semaphore.ErrNotHeld is.
+func TestNotHeldIsOneError(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ctx := testCtx(t, time.Minute)
+	s := newSem(t, c, semPath(t), 1)
+	l, err := s.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := semaphore.NewMutex(c, semPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := multilock.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"Lease.Release twice":   l.Release(ctx),
+		"Mutex.Unlock not held": m.Unlock(ctx),
+		"MultiLock.Unlock":      ml.Unlock(ctx),
+	} {
+		if !errors.Is(err, locks.ErrNotHeld) || !errors.Is(err, semaphore.ErrNotHeld) {
+			t.Errorf("%s: %v, want locks.ErrNotHeld (= semaphore.ErrNotHeld)", name, err)
+		}
+	}
+}
+
+// Issue 14 item 7: SharedCount.Close racing Start (Close lands after
+// Start's first read, before its watch starts) must not leave a watching
+// goroutine behind: Start fails, and Close from several goroutines at once
+// is safe.
+func TestSharedCountCloseDuringStart(t *testing.T) {
+	c := newClient(t, shared.ConnectString())
+	ctx := testCtx(t, time.Minute)
+	sc, err := semaphore.NewSharedCount(c, semPath(t), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	semaphore.SetStartHook(func(got *semaphore.SharedCount) {
+		if got == sc {
+			sc.Close()
+		}
+	})
+	t.Cleanup(func() { semaphore.SetStartHook(nil) })
+	if err := sc.Start(ctx); !errors.Is(err, semaphore.ErrInvalidArgument) {
+		t.Errorf("Start closed meanwhile: %v, want an error wrapping ErrInvalidArgument", err)
+	}
+	semaphore.SetStartHook(nil)
+
+	// Concurrent and repeated Close of a started count.
+	sc2, err := semaphore.NewSharedCount(c, semPath(t), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); sc2.Close() }()
+	}
+	wg.Wait()
+	sc2.Close()
+	// Close before Start: Start is refused after it.
+	sc3, err := semaphore.NewSharedCount(c, semPath(t), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc3.Close()
+	if err := sc3.Start(ctx); !errors.Is(err, semaphore.ErrInvalidArgument) {
+		t.Errorf("Start after Close: %v", err)
+	}
+}
