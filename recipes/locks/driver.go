@@ -257,10 +257,14 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 type WaitOptions struct {
 	// Try: do not wait; report ErrLocked if not held at once.
 	Try bool
-	// Wake, if not nil, is called before each wait; the waiter looks again
-	// when the channel it returns is closed or receives (e.g. a semaphore
-	// whose maximum changed). Return a fresh channel after each change.
+	// Wake, if not nil, is called before each read of the queue (so before
+	// the Predicate reads what Wake tells of); the waiter looks again when
+	// the channel it returns is closed or receives (e.g. a semaphore whose
+	// maximum changed). Return a fresh channel after each change.
 	Wake func() <-chan struct{}
+	// OnEnqueue, if not nil, is called by Acquire with the node's path as
+	// soon as it is made, before the wait.
+	OnEnqueue func(node string)
 }
 
 // testHookWaiting, set only by tests, runs when Wait has decided to wait,
@@ -389,6 +393,9 @@ func (d *Driver) Acquire(ctx context.Context, data []byte, o WaitOptions) (*Cont
 	c, err := d.Enqueue(ctx, data)
 	if err != nil {
 		return nil, err
+	}
+	if o.OnEnqueue != nil {
+		o.OnEnqueue(c.node)
 	}
 	if err := c.Wait(ctx, o); err != nil {
 		c.deleteQuietly(ctx)

@@ -151,9 +151,13 @@ func (m *Mutex) lock(ctx context.Context, wo WaitOptions) (*hold, error) {
 		c   *Contender
 		err error
 	)
+	wo.OnEnqueue = m.opts.onEnqueue
 	if downgrade != nil {
 		// The write holder reads: held at once, in the writer's place.
 		c, err = m.d.EnqueueAs(ctx, m.rw.downgradeName(downgrade), m.opts.data)
+		if err == nil && wo.OnEnqueue != nil {
+			wo.OnEnqueue(c.node)
+		}
 	} else {
 		c, err = m.d.Acquire(ctx, m.opts.data, wo)
 	}

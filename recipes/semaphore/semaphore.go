@@ -35,8 +35,9 @@ type Semaphore struct {
 }
 
 type options struct {
-	data   []byte
-	policy locks.SuspendPolicy
+	data      []byte
+	policy    locks.SuspendPolicy
+	onEnqueue func(node string)
 }
 
 // Option configures a Semaphore or a Mutex.
@@ -49,6 +50,16 @@ func WithData(data []byte) Option { return func(o *options) { o.data = append([]
 // WithSuspendPolicy sets when a held lease counts as lost (default
 // locks.LoseOnSuspend; see locks.SuspendPolicy).
 func WithSuspendPolicy(p locks.SuspendPolicy) Option { return func(o *options) { o.policy = p } }
+
+// WithOnEnqueue makes every acquisition call fn with the path of each
+// lease node it makes, as soon as it is made, before the wait for the
+// lease (a waiter is visible while it waits). As in Curator, an acquirer
+// makes its lease node once it holds the semaphore's internal lock
+// ("<path>/locks"); before that it waits in that lock's queue and has no
+// lease node. fn runs on the acquiring goroutine and should return quickly;
+// the node may still be deleted without being granted (ctx done, TryAcquire
+// failed), and an acquire that starts over calls fn for its new node.
+func WithOnEnqueue(fn func(node string)) Option { return func(o *options) { o.onEnqueue = fn } }
 
 // New returns a semaphore on path allowing maxLeases leases at once
 // (InterProcessSemaphoreV2(client, path, maxLeases)).
@@ -271,6 +282,9 @@ func (s *Semaphore) attempt(ctx context.Context, d *locks.Driver, n int, try boo
 		}
 		made = append(made, c)
 		ours[c.Name()] = true
+		if s.opts.onEnqueue != nil {
+			s.opts.onEnqueue(c.Node())
+		}
 	}
 	return made, made[n-1].Wait(ctx, locks.WaitOptions{Try: try, Wake: s.wake})
 }
