@@ -86,6 +86,7 @@ func (h *hold) fencingToken(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	if !ok {
+		h.mon.lose()
 		return 0, ErrLockLost
 	}
 	h.token = st.Czxid
@@ -93,7 +94,8 @@ func (h *hold) fencingToken(ctx context.Context) (int64, error) {
 }
 
 // guardedMulti runs ops in one transaction with a check that our node still
-// exists: the writes happen only while we hold the lock.
+// exists: the writes happen only while we hold the lock. A check that finds
+// the node gone records the loss (Lost closes, the held context ends).
 func (h *hold) guardedMulti(ctx context.Context, ops []framework.Op) ([]framework.OpResult, error) {
 	if h.isLost() {
 		return nil, ErrLockLost
@@ -101,6 +103,7 @@ func (h *hold) guardedMulti(ctx context.Context, ops []framework.Op) ([]framewor
 	all := append([]framework.Op{framework.CheckOp{Path: h.c.node, Version: -1}}, ops...)
 	res, err := h.c.d.client.Multi(ctx, all...)
 	if err != nil && len(res) > 0 && errors.Is(res[0].Err, zk.ErrNoNode) {
+		h.mon.lose() // our node is gone: the holding ended by loss
 		return res[1:], errors.Join(ErrLockLost, err)
 	}
 	if len(res) > 0 {
