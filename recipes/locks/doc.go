@@ -33,5 +33,12 @@
 // when the session is lost or (by default) the connection is suspended.
 // FencingToken gives the creation zxid of the lock node, which strictly
 // increases from holder to holder; GuardedMulti writes only while the lock
-// node exists.
+// node exists. A release never hides a loss: Unlock that finds the lock
+// node already gone (its session expired before the client noticed, or
+// someone deleted it) returns an error wrapping ErrLockLost and closes
+// Lost, as does a guarded write or fencing read that finds it gone. Hold
+// gives other recipes (the semaphore's leases) the same holding.
+//
+// WithOnEnqueue tells a caller its contender node as soon as it is made,
+// while it still waits.
 package locks

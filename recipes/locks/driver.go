@@ -179,13 +179,27 @@ func (d *Driver) queue(ctx context.Context) (*queueView, error) {
 		return nil, err
 	}
 	key := "locks.queue\x00" + strings.Join(d.names, "\x00")
-	return sc.View(key, func(names []string) any {
-		q := &queueView{sorted: d.Sort(names), index: map[string]int{}}
-		for i, n := range q.sorted {
-			q.index[n] = i
-		}
-		return q
-	}).(*queueView), nil
+	return sc.View(key, func(names []string) any { return d.view(names) }).(*queueView), nil
+}
+
+// queueW reads the contenders with a child watch set by the same read.
+func (d *Driver) queueW(ctx context.Context) (*queueView, *framework.Watch, error) {
+	names, _, w, err := d.client.ChildrenW(ctx, d.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return &queueView{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.view(names), w, nil
+}
+
+func (d *Driver) view(names []string) *queueView {
+	q := &queueView{sorted: d.Sort(names), index: map[string]int{}}
+	for i, n := range q.sorted {
+		q.index[n] = i
+	}
+	return q
 }
 
 // Contenders returns the sorted contender names under the lock path (none
@@ -264,61 +278,87 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 type WaitOptions struct {
 	// Try: do not wait; report ErrLocked if not held at once.
 	Try bool
-	// Wake, if not nil, is called before each wait; the waiter looks again
-	// when the channel it returns is closed or receives (e.g. a semaphore
-	// whose maximum changed). Return a fresh channel after each change.
+	// Wake, if not nil, is called before each read of the queue (so before
+	// the Predicate reads what Wake tells of); the waiter looks again when
+	// the channel it returns is closed or receives (e.g. a semaphore whose
+	// maximum changed). Return a fresh channel after each change.
 	Wake func() <-chan struct{}
+	// OnEnqueue, if not nil, is called by Acquire with the node's path as
+	// soon as it is made, before the wait.
+	OnEnqueue func(node string)
 }
+
+// testHookWaiting, set only by tests, runs when Wait has decided to wait,
+// just before it waits: a test changes the queue there, where a change must
+// still wake the waiter.
+var testHookWaiting func(c *Contender)
 
 // Wait blocks until the Predicate says the contender holds, ctx is done,
 // or the contender cannot ever hold: its node vanished (ErrNodeVanished,
 // wrapping framework.ErrSessionLost when its session was lost, CURATOR-527)
 // or the client closed. Wait does not delete the node on failure; Acquire does.
+//
+// No change can slip between a decision to wait and the wait: a wait on one
+// node sets its watch after the decision, and a node gone meanwhile makes it
+// look again; a wait on any change (Decision{}) decides on the very read
+// that set its watch (as Curator's semaphore does), and takes the Wake
+// channel before that read, so a change after it fires the one or the other.
 func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 	d := c.d
+	watchAll := false // the last decision was Decision{}: decide on watched reads
 	for {
 		if c.session.Lost() {
 			return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
 		}
-		// Shared: a thousand waiters of one process make one read (never
-		// one older than their own call) and sort it once.
-		q, err := d.queue(ctx)
+		var wake <-chan struct{}
+		if o.Wake != nil {
+			wake = o.Wake() // before the read and the decision: a change after them closes it
+		}
+		var (
+			q   *queueView
+			w   *framework.Watch
+			err error
+		)
+		if watchAll {
+			q, w, err = d.queueW(ctx)
+		} else {
+			// Shared: a thousand waiters of one process make one read (never
+			// one older than their own call) and sort it once.
+			q, err = d.queue(ctx)
+		}
 		if err != nil {
 			return err
 		}
-		sorted := q.sorted
-		ours, ok := q.index[c.name]
-		if !ok {
-			if c.session.Lost() {
-				return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+		dec, err := c.decide(q)
+		if err != nil || dec.Held || o.Try {
+			if w != nil {
+				w.Stop()
 			}
-			return fmt.Errorf("%w: %s", ErrNodeVanished, c.node)
-		}
-		dec, err := d.pred(sorted, ours)
-		if err != nil {
+			if err == nil && !dec.Held {
+				err = ErrLocked
+			}
 			return err
 		}
-		if dec.Held {
-			return nil
-		}
-		if o.Try {
-			return ErrLocked
-		}
-		var w *framework.Watch
 		if dec.Watch != "" {
+			watchAll = false
+			if w != nil {
+				w.Stop()
+			}
+			if testHookWaiting != nil {
+				testHookWaiting(c)
+			}
 			_, _, w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
 			if errors.Is(err, zk.ErrNoNode) {
 				continue // it went meanwhile: look again
 			}
-		} else {
-			_, _, w, err = d.client.ChildrenW(ctx, d.path)
-		}
-		if err != nil {
-			return err
-		}
-		var wake <-chan struct{}
-		if o.Wake != nil {
-			wake = o.Wake()
+			if err != nil {
+				return err
+			}
+		} else if !watchAll || w == nil {
+			watchAll = true // decide again, on a watched read
+			continue
+		} else if testHookWaiting != nil {
+			testHookWaiting(c)
 		}
 		select {
 		case <-w.C():
@@ -330,6 +370,18 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 		}
 		w.Stop()
 	}
+}
+
+// decide applies the Predicate to our place in q.
+func (c *Contender) decide(q *queueView) (Decision, error) {
+	ours, ok := q.index[c.name]
+	if !ok {
+		if c.session.Lost() {
+			return Decision{}, fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+		}
+		return Decision{}, fmt.Errorf("%w: %s", ErrNodeVanished, c.node)
+	}
+	return c.d.pred(q.sorted, ours)
 }
 
 // Delete deletes the contender's node: guaranteed (retried in the background
@@ -362,6 +414,9 @@ func (d *Driver) Acquire(ctx context.Context, data []byte, o WaitOptions) (*Cont
 	c, err := d.Enqueue(ctx, data)
 	if err != nil {
 		return nil, err
+	}
+	if o.OnEnqueue != nil {
+		o.OnEnqueue(c.node)
 	}
 	if err := c.Wait(ctx, o); err != nil {
 		c.deleteQuietly(ctx)

@@ -8,3 +8,12 @@ func SequenceOf(d *Driver, name string) string {
 	s, _ := d.sequence(name)
 	return s
 }
+
+// SetWaitHook sets the hook Wait runs once it has decided to wait, just
+// before it waits; the returned func restores the previous one. Set it only
+// while no Wait runs.
+func SetWaitHook(f func(c *Contender)) (restore func()) {
+	old := testHookWaiting
+	testHookWaiting = f
+	return func() { testHookWaiting = old }
+}

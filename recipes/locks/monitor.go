@@ -12,17 +12,19 @@ import (
 // in the background (guaranteed), since it only blocks others. Stop ends the
 // watch when the holder releases.
 type Monitor struct {
-	c    *Contender
-	lost chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once // closes stop
+	c      *Contender
+	onLost func()
+	lost   chan struct{}
+	once   sync.Once // closes lost
+	stop   chan struct{}
+	halt   sync.Once // closes stop
+	done   chan struct{}
 }
 
 // Monitor starts watching c; onLost, if not nil, runs once when the holding
 // is lost (before the node's deletion is queued).
 func (c *Contender) Monitor(policy SuspendPolicy, onLost func()) *Monitor {
-	m := &Monitor{c: c, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	m := &Monitor{c: c, onLost: onLost, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	var susp <-chan struct{}
 	if policy == LoseOnSuspend {
 		susp = c.session.Suspended()
@@ -35,13 +37,21 @@ func (c *Contender) Monitor(policy SuspendPolicy, onLost func()) *Monitor {
 		case <-c.session.Done():
 		case <-susp:
 		}
-		close(m.lost)
-		if onLost != nil {
-			onLost()
-		}
+		m.lose()
 		c.d.client.DeleteInBackground(c.node, framework.IgnoreMissing())
 	}()
 	return m
+}
+
+// lose records the loss once: closes lost, then runs onLost. The release
+// that finds the node gone calls it too, after Stop.
+func (m *Monitor) lose() {
+	m.once.Do(func() {
+		close(m.lost)
+		if m.onLost != nil {
+			m.onLost()
+		}
+	})
 }
 
 // Lost returns a channel closed when the holding is lost.
@@ -64,6 +74,6 @@ func (m *Monitor) Stop() {
 	if m == nil || m.stop == nil {
 		return
 	}
-	m.once.Do(func() { close(m.stop) })
+	m.halt.Do(func() { close(m.stop) })
 	<-m.done
 }

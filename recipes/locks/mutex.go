@@ -158,6 +158,7 @@ func (m *Mutex) lock(ctx context.Context, wo WaitOptions) (*hold, error) {
 		}
 		return m.current(), nil
 	}
+	wo.OnEnqueue = m.opts.onEnqueue
 	if downgrade != nil {
 		// The write holder reads: held at once, in the writer's place. It
 		// needs no place in the instance's queue, only the hold slot (free
@@ -169,6 +170,9 @@ func (m *Mutex) lock(ctx context.Context, wo WaitOptions) (*hold, error) {
 		if err != nil {
 			<-m.slot
 			return nil, err
+		}
+		if wo.OnEnqueue != nil {
+			wo.OnEnqueue(c.node)
 		}
 		return m.held(ctx, c, false, downgrade), nil
 	}
@@ -222,8 +226,9 @@ func (m *Mutex) held(ctx context.Context, c *Contender, queued bool, from *hold)
 // guaranteed). ErrNotHeld if the mutex is not held. The lock is released
 // locally even if the delete could not be confirmed: the error then wraps
 // framework.ErrDeletePending and the delete goes on in the background. If
-// the lock had been lost, Unlock releases it locally and says so with an
-// error wrapping ErrLockLost.
+// the lock had been lost, or its node was found already gone (its session
+// expired unnoticed, someone deleted it), Unlock releases it locally, says
+// so with an error wrapping ErrLockLost and closes Lost's channel.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
@@ -242,13 +247,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	queued := m.queued
 	m.h, m.queued, m.from = nil, false, nil
 	m.mu.Unlock()
-	h.end()
-	var err error
-	if h.isLost() { // its node is already being deleted; say what happened
-		err = fmt.Errorf("%w: %s (released locally)", ErrLockLost, h.c.node)
-	} else {
-		err = h.c.Delete(ctx)
-	}
+	err := h.release(ctx)
 	<-m.slot
 	if queued {
 		<-m.queue
@@ -273,7 +272,9 @@ func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) (err
 		// may: past that the delete goes on in the background.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		if uerr := m.Unlock(uctx); uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) && !errors.Is(uerr, ErrLockLost) {
+		// A loss found only by the release (the node was gone) is news.
+		uerr := m.Unlock(uctx)
+		if uerr != nil && !errors.Is(uerr, framework.ErrDeletePending) && !(errors.Is(uerr, ErrLockLost) && errors.Is(err, ErrLockLost)) {
 			err = errors.Join(err, uerr)
 		}
 	}()

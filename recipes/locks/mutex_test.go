@@ -573,8 +573,13 @@ func TestMutexGuardedMulti(t *testing.T) {
 	if err != nil || string(got) != "1" {
 		t.Fatalf("data %q %v, want 1", got, err)
 	}
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	select {
+	case <-m.Lost(): // the guard saw the loss: it is recorded
+	default:
+		t.Fatal("Lost not closed after the guard found the node gone")
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) { // issue 14 item 4
+		t.Fatalf("unlock of a lost lock: %v, want ErrLockLost", err)
 	}
 }
 

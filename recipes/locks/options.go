@@ -18,9 +18,10 @@ const (
 )
 
 type options struct {
-	data     []byte
-	policy   SuspendPolicy
-	onRevoke func()
+	data      []byte
+	policy    SuspendPolicy
+	onRevoke  func()
+	onEnqueue func(node string)
 }
 
 // Option configures a Mutex or a ReadWriteLock.
@@ -39,6 +40,13 @@ func WithSuspendPolicy(p SuspendPolicy) Option { return func(o *options) { o.pol
 // it is held, a Revoke of our node calls fn (on a goroutine of its own),
 // which should release the lock. Revocable nodes hold empty data.
 func WithRevocation(fn func()) Option { return func(o *options) { o.onRevoke = fn } }
+
+// WithOnEnqueue makes every acquisition call fn with the path of its
+// contender node as soon as the node is made, before it waits (a waiter is
+// visible while it waits: to log it, to show a queue, to revoke or delete
+// it). fn runs on the acquiring goroutine and should return quickly. The
+// node may still be deleted without being held (ctx done, TryLock failed).
+func WithOnEnqueue(fn func(node string)) Option { return func(o *options) { o.onEnqueue = fn } }
 
 func buildOptions(opts []Option) options {
 	var o options

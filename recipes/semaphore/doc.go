@@ -19,10 +19,17 @@
 // waits for any change among the leases' children; it then releases the
 // mutex. Only the one acquirer holding the internal mutex watches the
 // leases: everyone else waits in the mutex's queue on one predecessor each,
-// so a returned lease never wakes a herd. A waiter also looks again when a
-// SharedCount maximum changes. A lease lives in an ephemeral node: the
-// server returns the lease of a process whose session dies, and Lease.Lost
-// tells the holder.
+// so a returned lease never wakes a herd. The waiter decides on the very
+// read that set its watch (as Curator does), so no lease returned between
+// a decision and the watch goes unseen. A waiter also looks again when a
+// SharedCount maximum changes (it takes the change signal before reading
+// the count). A lease lives in an ephemeral node: the server returns the
+// lease of a process whose session dies, and Lease.Lost tells the holder.
+//
+// A Lease is a holding like a locks.Mutex's: a held context cancelled when
+// it is lost (cause locks.ErrLockLost), a fencing token, guarded writes;
+// Release never hides a loss (an error wrapping locks.ErrLockLost when the
+// node was gone). WithOnEnqueue shows a waiter's lease node while it waits.
 //
 // A lease node made by an acquire that then fails, times out or is
 // cancelled is deleted before the call returns (CURATOR-335, CURATOR-462),

@@ -41,16 +41,36 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 // Lock blocks until the mutex is held or ctx is done (its lease node is
 // then deleted before Lock returns ctx's error, wrapped).
 func (m *Mutex) Lock(ctx context.Context) error {
+	_, err := m.lock(ctx)
+	return err
+}
+
+func (m *Mutex) lock(ctx context.Context) (*Lease, error) {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
 	select {
 	case m.sem <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	l, err := m.s.Acquire(ctx)
-	return m.took(l, err)
+	if err := m.took(l, err); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Acquire is Lock that also returns the held context (as locks.Mutex's
+// Acquire): it carries ctx's values and is cancelled when the mutex is lost
+// (cause locks.ErrLockLost) or released. It does not re-enter: the mutex is
+// not reentrant. ctx bounds only the wait.
+func (m *Mutex) Acquire(ctx context.Context) (context.Context, error) {
+	l, err := m.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Context(), nil
 }
 
 // TryLock takes the mutex if it is free now, else returns an error wrapping
@@ -129,6 +149,36 @@ func (m *Mutex) Node() string {
 		return ""
 	}
 	return m.lease.Node()
+}
+
+// FencingToken returns, while held, the creation zxid of the lease node
+// (see locks.Mutex.FencingToken); an error wrapping locks.ErrNotHeld if not
+// held.
+func (m *Mutex) FencingToken(ctx context.Context) (int64, error) {
+	l, err := m.held()
+	if err != nil {
+		return 0, err
+	}
+	return l.FencingToken(ctx)
+}
+
+// GuardedMulti runs ops as one transaction that succeeds only while the
+// mutex is held (see locks.Mutex.GuardedMulti).
+func (m *Mutex) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framework.OpResult, error) {
+	l, err := m.held()
+	if err != nil {
+		return nil, err
+	}
+	return l.GuardedMulti(ctx, ops...)
+}
+
+func (m *Mutex) held() (*Lease, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lease == nil {
+		return nil, fmt.Errorf("%w: %w: %s", locks.ErrNotHeld, ErrNotHeld, m.s.path)
+	}
+	return m.lease, nil
 }
 
 // Path returns the mutex's path.

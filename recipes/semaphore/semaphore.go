@@ -35,8 +35,9 @@ type Semaphore struct {
 }
 
 type options struct {
-	data   []byte
-	policy locks.SuspendPolicy
+	data      []byte
+	policy    locks.SuspendPolicy
+	onEnqueue func(node string)
 }
 
 // Option configures a Semaphore or a Mutex.
@@ -49,6 +50,16 @@ func WithData(data []byte) Option { return func(o *options) { o.data = append([]
 // WithSuspendPolicy sets when a held lease counts as lost (default
 // locks.LoseOnSuspend; see locks.SuspendPolicy).
 func WithSuspendPolicy(p locks.SuspendPolicy) Option { return func(o *options) { o.policy = p } }
+
+// WithOnEnqueue makes every acquisition call fn with the path of each
+// lease node it makes, as soon as it is made, before the wait for the
+// lease (a waiter is visible while it waits). As in Curator, an acquirer
+// makes its lease node once it holds the semaphore's internal lock
+// ("<path>/locks"); before that it waits in that lock's queue and has no
+// lease node. fn runs on the acquiring goroutine and should return quickly;
+// the node may still be deleted without being granted (ctx done, TryAcquire
+// failed), and an acquire that starts over calls fn for its new node.
+func WithOnEnqueue(fn func(node string)) Option { return func(o *options) { o.onEnqueue = fn } }
 
 // New returns a semaphore on path allowing maxLeases leases at once
 // (InterProcessSemaphoreV2(client, path, maxLeases)).
@@ -231,7 +242,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		if err == nil {
 			leases := make([]*Lease, n)
 			for i, c := range made {
-				leases[i] = newLease(s, c)
+				leases[i] = newLease(ctx, s, c)
 			}
 			return leases, nil
 		}
@@ -271,6 +282,9 @@ func (s *Semaphore) attempt(ctx context.Context, d *locks.Driver, n int, try boo
 		}
 		made = append(made, c)
 		ours[c.Name()] = true
+		if s.opts.onEnqueue != nil {
+			s.opts.onEnqueue(c.Node())
+		}
 	}
 	return made, made[n-1].Wait(ctx, locks.WaitOptions{Try: try, Wake: s.wake})
 }
@@ -342,20 +356,23 @@ func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
 }
 
 // Lease is one lease of a Semaphore (Curator's Lease): return it with
-// Release. Lost is closed if its session is lost (or suspended, per the
-// semaphore's SuspendPolicy); its node is then deleted in the background if
-// the server has not removed it already, so a lost lease goes back to the
-// others and no longer counts as ours (CURATOR-595).
+// Release. Like a locks.Mutex hold, it has a held context (Context),
+// cancelled with cause locks.ErrLockLost when the lease is lost, a fencing
+// token and guarded writes. Lost is closed if its session is lost (or
+// suspended, per the semaphore's SuspendPolicy), or if Release finds its
+// node gone; its node is then deleted in the background if the server has
+// not removed it already, so a lost lease goes back to the others and no
+// longer counts as ours (CURATOR-595).
 type Lease struct {
 	s    *Semaphore
 	c    *locks.Contender
-	mon  *locks.Monitor
+	h    *locks.Hold
 	mu   sync.Mutex
 	done bool
 }
 
-func newLease(s *Semaphore, c *locks.Contender) *Lease {
-	return &Lease{s: s, c: c, mon: c.Monitor(s.opts.policy, nil)}
+func newLease(ctx context.Context, s *Semaphore, c *locks.Contender) *Lease {
+	return &Lease{s: s, c: c, h: locks.NewHold(ctx, c, s.opts.policy)}
 }
 
 // Node returns the lease's node path (apache/curator#799; Curator's
@@ -369,13 +386,46 @@ func (l *Lease) Data(ctx context.Context) ([]byte, error) {
 }
 
 // Lost returns a channel closed when the lease is lost.
-func (l *Lease) Lost() <-chan struct{} { return l.mon.Lost() }
+func (l *Lease) Lost() <-chan struct{} { return l.h.Lost() }
+
+// Context returns the held context: it carries the acquiring context's
+// values and is cancelled when the lease is lost (cause locks.ErrLockLost)
+// or released.
+func (l *Lease) Context() context.Context { return l.h.Context() }
+
+// FencingToken returns the creation zxid of the lease node: it strictly
+// increases from one lease to the next, so a resource can reject a holder
+// older than the newest it has seen (see locks.Mutex.FencingToken).
+func (l *Lease) FencingToken(ctx context.Context) (int64, error) {
+	if l.released() {
+		return 0, fmt.Errorf("%w: lease %s already returned", ErrNotHeld, l.c.Node())
+	}
+	return l.h.FencingToken(ctx)
+}
+
+// GuardedMulti runs ops as one transaction that succeeds only while the
+// lease node exists; if it is gone the error wraps locks.ErrLockLost and
+// nothing was written (see locks.Mutex.GuardedMulti).
+func (l *Lease) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framework.OpResult, error) {
+	if l.released() {
+		return nil, fmt.Errorf("%w: lease %s already returned", ErrNotHeld, l.c.Node())
+	}
+	return l.h.GuardedMulti(ctx, ops...)
+}
+
+func (l *Lease) released() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done
+}
 
 // Release returns the lease (Curator's Lease.close): a guaranteed delete of
 // exactly its node. Releasing twice is an error wrapping ErrNotHeld. A
 // *framework.DeletePendingError means the lease is returned locally and its
-// node goes in the background; an error wrapping locks.ErrLockLost, that
-// the lease had been lost already (its node is being deleted anyway).
+// node goes in the background. A release never hides a loss: an error
+// wrapping locks.ErrLockLost says the lease had been lost already, or that
+// its node was gone when released (its session expired before the client
+// noticed, or someone deleted it); Lost is closed then.
 func (l *Lease) Release(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
@@ -387,9 +437,5 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	l.done = true
 	l.mu.Unlock()
-	l.mon.Stop()
-	if l.mon.IsLost() {
-		return fmt.Errorf("%w: lease %s (returned locally)", locks.ErrLockLost, l.c.Node())
-	}
-	return l.c.Delete(ctx)
+	return l.h.Release(ctx)
 }
