@@ -74,25 +74,7 @@ func (e *DeletePendingError) Unwrap() []error { return []error{ErrDeletePending,
 // that ended the delete if the server refused it (zk.ErrNotEmpty,
 // zk.ErrBadVersion, zk.ErrNoAuth...), ErrClosed if the client was closed
 // before the delete was done, or ctx's error.
-func (e *DeletePendingError) Wait(ctx context.Context) error {
-	var done <-chan struct{}
-	if e.job != nil {
-		done = e.job.done
-	}
-	select {
-	case <-done:
-		return e.job.err
-	default:
-	}
-	select {
-	case <-done:
-		return e.job.err
-	case <-e.closed:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (e *DeletePendingError) Wait(ctx context.Context) error { return e.job.wait(ctx, e.closed) }
 
 // codedError maps ZooKeeper error codes that go-zookeeper has no sentinel for
 // ("unknown error: -4") onto ours, keeping the original in the chain.

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -44,6 +45,9 @@ func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, err error, 
 	}
 }
 
+// beforeAttempt, if set (by tests), is called before each attempt.
+var beforeAttempt atomic.Pointer[func(c *Client, op string)]
+
 // call runs fn in Curator's retry loop: wait (up to the connection timeout)
 // for a connection, try, and on a retryable error (connection loss, operation
 // timeout, session moved or expired) ask the retry policy whether and when to
@@ -64,14 +68,20 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 	for n := 0; ; n++ {
 		conn, err := c.currentConn(ctx)
 		if err != nil {
+			if ctxErr(err) {
+				err = c.ended(ctx)
+			}
 			return zero, &OpError{op, path, err}, nil
+		}
+		if h := beforeAttempt.Load(); h != nil {
+			(*h)(c, op)
 		}
 		v, err, pending := attempt(ctx, func() (T, error) { return fn(conn) })
 		if err == nil {
 			return v, nil, nil
 		}
-		if pending != nil {
-			return zero, &OpError{op, path, err}, pending
+		if pending != nil || ctxErr(err) {
+			return zero, &OpError{op, path, c.ended(ctx)}, pending
 		}
 		err = classify(err, c.isClosed())
 		if !retryable(err) {
@@ -88,11 +98,22 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return zero, &OpError{op, path, ctx.Err()}, nil
+				return zero, &OpError{op, path, c.ended(ctx)}, nil
 			case <-c.ctx.Done():
 				t.Stop()
 				return zero, &OpError{op, path, ErrClosed}, nil
 			}
 		}
 	}
+}
+
+// ended is the error of an operation whose ctx is done: ErrClosed if the
+// client was closed (the client's own context, which background work and
+// shared reads run under, ends with Close: its context.Canceled must not
+// reach callers), else ctx's error.
+func (c *Client) ended(ctx context.Context) error {
+	if c.isClosed() {
+		return ErrClosed
+	}
+	return ctx.Err()
 }
