@@ -128,7 +128,8 @@ func (c *Client) dialLocked() error {
 		zk.WithDialer(zk.Dialer(dialer)),
 		zk.WithEventCallback(cb),
 		zk.WithLogger(zkLogger{c.opts.logger}),
-		zk.WithLogInfo(false))
+		zk.WithLogInfo(false),
+		c.opts.sendBuffer())
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -47,7 +48,21 @@ func (e *OpError) Error() string {
 	if e.Path == "" {
 		return "framework: " + e.Op + ": " + e.Err.Error()
 	}
-	return "framework: " + e.Op + " " + e.Path + ": " + e.Err.Error()
+	return "framework: " + e.Op + " " + shortPath(e.Path) + ": " + e.Err.Error()
+}
+
+// shortPath keeps error messages short when a path is huge: its first 100
+// bytes (whole characters) and its length.
+func shortPath(p string) string {
+	const keep = 100
+	if len(p) <= keep+20 {
+		return p
+	}
+	i := keep
+	for i > 0 && !utf8.RuneStart(p[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s...(%d bytes)", p[:i], len(p))
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
