@@ -69,12 +69,18 @@ func (o *options) fail(format string, args ...any) {
 	}
 }
 
+// maxSessionTimeout is the longest session timeout ZooKeeper's protocol
+// carries (int32 milliseconds).
+const maxSessionTimeout = math.MaxInt32 * time.Millisecond
+
 // WithSessionTimeout sets the session timeout asked of the server (default
 // 60 s, Curator's; the server bounds it by its min/max session timeout).
+// It must be at least 1 ms and at most math.MaxInt32 ms (about 24.8 days),
+// what ZooKeeper's int32 milliseconds carry.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d <= 0 {
-			o.fail("session timeout %v must be positive", d)
+		if d < time.Millisecond || d > maxSessionTimeout {
+			o.fail("session timeout %v not in [1ms, %v]", d, maxSessionTimeout)
 		}
 		o.sessionTimeout = d
 	}
