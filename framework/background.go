@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,18 +22,76 @@ type bgJob struct {
 	err  error // the outcome, set before done is closed
 }
 
+// doneJob is a job that ended before it started, with err.
+func doneJob(err error) *bgJob {
+	j := &bgJob{done: make(chan struct{}), err: err}
+	close(j.done)
+	return j
+}
+
+// wait blocks until j is done (its outcome), the client is closed
+// (ErrClosed) or ctx is done (ctx's error).
+func (j *bgJob) wait(ctx context.Context, closed <-chan struct{}) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	if j == nil {
+		return fmt.Errorf("%w: no background operation", ErrInvalidArgument)
+	}
+	select {
+	case <-j.done:
+		return j.err
+	default:
+	}
+	select {
+	case <-j.done:
+		return j.err
+	case <-closed:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// background runs jobs one at a time on one goroutine. Every job submitted
+// ends: done, refused, or abandoned (ErrClosed) when the client is closed,
+// whether it was queued, waiting to be retried, or submitted after Close.
 type background struct {
-	c       *Client
-	q       *queue[*bgJob]
-	mu      sync.Mutex
-	pending int
+	c *Client
+	q *queue[*bgJob]
+
+	mu        sync.Mutex
+	jobs      map[*bgJob]struct{} // submitted, not done
+	held      int                 // work announced by hold, not yet submitted
+	idle      chan struct{}       // closed while nothing is pending
+	closed    bool
+	abandoned bool // Close ended work that was not done
 }
 
 func newBackground(c *Client) *background {
-	return &background{c: c, q: newQueue[*bgJob]()}
+	idle := make(chan struct{})
+	close(idle)
+	return &background{c: c, q: newQueue[*bgJob](), jobs: map[*bgJob]struct{}{}, idle: idle}
 }
 
-// submit queues fn; the job's done channel is closed when it is done.
+func (b *background) pendingLocked() int { return len(b.jobs) + b.held }
+
+// busyLocked and settleLocked keep idle in step with pendingLocked, around
+// a change of it.
+func (b *background) busyLocked() {
+	if b.pendingLocked() == 0 {
+		b.idle = make(chan struct{})
+	}
+}
+
+func (b *background) settleLocked() {
+	if b.pendingLocked() == 0 {
+		close(b.idle)
+	}
+}
+
+// submit queues fn; the job's done channel is closed when it is done. On a
+// closed client the job is done at once, with ErrClosed.
 func (b *background) submit(name string, fn func(ctx context.Context) error) *bgJob {
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval = 50 * time.Millisecond
@@ -40,7 +99,15 @@ func (b *background) submit(name string, fn func(ctx context.Context) error) *bg
 	bo.MaxElapsedTime = 0 // until done or closed
 	j := &bgJob{name: name, fn: fn, bo: bo, done: make(chan struct{})}
 	b.mu.Lock()
-	b.pending++
+	if b.closed {
+		b.abandoned = true
+		b.mu.Unlock()
+		j.err = ErrClosed
+		close(j.done)
+		return j
+	}
+	b.busyLocked()
+	b.jobs[j] = struct{}{}
 	b.mu.Unlock()
 	b.q.push(j)
 	return j
@@ -50,27 +117,59 @@ func (b *background) submit(name string, fn func(ctx context.Context) error) *bg
 // undoes it (after the submit, so that pending never drops to 0 meanwhile).
 func (b *background) hold() {
 	b.mu.Lock()
-	b.pending++
+	b.busyLocked()
+	b.held++
 	b.mu.Unlock()
 }
 
 func (b *background) release() {
 	b.mu.Lock()
-	b.pending--
+	if b.c.isClosed() { // what was held was never submitted
+		b.abandoned = true
+	}
+	b.held--
+	b.settleLocked()
 	b.mu.Unlock()
 }
 
+// finish ends j with err, once.
 func (b *background) finish(j *bgJob, err error) {
 	b.mu.Lock()
-	b.pending--
+	if _, ok := b.jobs[j]; !ok {
+		b.mu.Unlock()
+		return
+	}
+	delete(b.jobs, j)
+	if err == ErrClosed {
+		b.abandoned = true
+	}
+	b.settleLocked()
 	b.mu.Unlock()
 	j.err = err
 	close(j.done)
 }
 
+// closeAll ends every job not done with ErrClosed, and every later submit.
+func (b *background) closeAll() {
+	b.mu.Lock()
+	b.closed = true
+	jobs := make([]*bgJob, 0, len(b.jobs))
+	for j := range b.jobs {
+		jobs = append(jobs, j)
+	}
+	if len(jobs) > 0 || b.held > 0 {
+		b.abandoned = true
+	}
+	b.mu.Unlock()
+	for _, j := range jobs {
+		b.finish(j, ErrClosed)
+	}
+}
+
 func (b *background) run() {
 	ctx := b.c.ctx
 	var timers sync.WaitGroup
+	defer b.closeAll()
 	defer timers.Wait()
 	for {
 		select {
@@ -110,26 +209,34 @@ func (b *background) run() {
 }
 
 // PendingBackground returns how many background operations (guaranteed
-// deletes, protected-node clean-ups) are not done yet.
+// deletes, protected-node clean-ups) are not done yet. It is 0 once the
+// client is closed: Close abandons them.
 func (c *Client) PendingBackground() int {
 	c.bg.mu.Lock()
 	defer c.bg.mu.Unlock()
-	return c.bg.pending
+	return c.bg.pendingLocked()
 }
 
-// WaitBackground waits until every background operation submitted so far
-// is done, ctx is done, or the client is closed.
+// WaitBackground waits until no background operation is pending, or ctx is
+// done. It returns nil when every one is done, ErrClosed if the client was
+// closed with some not done (Close abandons them), or ctx's error.
 func (c *Client) WaitBackground(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for c.PendingBackground() > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.ctx.Done():
-			return ErrClosed
-		case <-t.C:
-		}
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
-	return nil
+	b := c.bg
+	b.mu.Lock()
+	idle := b.idle
+	b.mu.Unlock()
+	select {
+	case <-idle:
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.abandoned {
+			return ErrClosed
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -128,7 +128,8 @@ func (c *Client) dialLocked() error {
 		zk.WithDialer(zk.Dialer(dialer)),
 		zk.WithEventCallback(cb),
 		zk.WithLogger(zkLogger{c.opts.logger}),
-		zk.WithLogInfo(false))
+		zk.WithLogInfo(false),
+		c.opts.sendBuffer())
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
@@ -392,38 +393,4 @@ func (c *Client) Close() error {
 	closeConn(conn, evs)
 	c.wg.Wait()
 	return nil
-}
-
-// currentConn returns the connection to use for an attempt: at once when
-// connected, else after waiting up to the connection timeout (then the
-// attempt is made anyway, as Curator does).
-func (c *Client) currentConn(ctx context.Context) (*zk.Conn, error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if c.connected {
-		conn := c.conn
-		c.mu.Unlock()
-		return conn, nil
-	}
-	ch := c.connectedCh
-	c.mu.Unlock()
-	t := time.NewTimer(c.opts.connectionTimeout)
-	defer t.Stop()
-	select {
-	case <-ch:
-	case <-t.C:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.ctx.Done():
-		return nil, ErrClosed
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, ErrClosed
-	}
-	return c.conn, nil
 }

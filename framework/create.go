@@ -172,6 +172,9 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 	if acl == nil {
 		acl = c.opts.acl.ForPath(c.paths.aclPath(full))
 	}
+	if err := c.checkSize("create", userPath, createSize(full, data, acl, co.ttl > 0)); err != nil {
+		return Created{}, err
+	}
 	if err := c.ensureRoot(ctx); err != nil {
 		return Created{}, &OpError{"create", userPath, err}
 	}

@@ -75,11 +75,11 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 
 // DeleteInBackground is a guaranteed delete that does not wait: the node
 // is deleted in the background, retried on every reconnection until it is
-// gone or the client is closed. It returns at once with a channel closed
-// when the delete is done. Invalid paths are rejected (the channel is then
-// closed at once and nothing is done). Options are those of Delete
+// gone, the server refuses it, or the client is closed. It returns at once
+// with a handle that tells the outcome. Invalid paths are refused before
+// any I/O (the handle is then done at once). Options are those of Delete
 // (Guaranteed is implied, a missing node counts as deleted).
-func (c *Client) DeleteInBackground(path string, opts ...DeleteOption) <-chan struct{} {
+func (c *Client) DeleteInBackground(path string, opts ...DeleteOption) *BackgroundDelete {
 	do := deleteOptions{version: -1}
 	for _, o := range opts {
 		if o != nil {
@@ -87,14 +87,33 @@ func (c *Client) DeleteInBackground(path string, opts ...DeleteOption) <-chan st
 		}
 	}
 	full, err := c.checkPath("delete", path)
-	if err != nil || path == "/" {
-		c.opts.logger.Warn("background delete refused", "path", path, "err", err)
-		done := make(chan struct{})
-		close(done)
-		return done
+	if err == nil && path == "/" {
+		err = &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", ErrInvalidPath)}
 	}
-	return c.deleteInBackgroundJob(path, full, do).done
+	if err != nil {
+		c.opts.logger.Warn("background delete refused", "err", err)
+		return &BackgroundDelete{doneJob(err), c.ctx.Done()}
+	}
+	return &BackgroundDelete{c.deleteInBackgroundJob(path, full, do), c.ctx.Done()}
 }
+
+// BackgroundDelete is a delete going on in the background (see
+// DeleteInBackground).
+type BackgroundDelete struct {
+	job    *bgJob
+	closed <-chan struct{} // the client's Done
+}
+
+// Done returns a channel closed once the delete has ended, whatever its
+// outcome (Wait tells it).
+func (d *BackgroundDelete) Done() <-chan struct{} { return d.job.done }
+
+// Wait blocks until the delete has ended, the client is closed, or ctx is
+// done. It returns nil once the node is gone, the error that ended the
+// delete if it was refused (the server's zk.ErrNoAuth, zk.ErrNotEmpty,
+// zk.ErrBadVersion...; ErrInvalidPath or ErrInvalidArgument before any I/O),
+// ErrClosed if the client was closed first, or ctx's error.
+func (d *BackgroundDelete) Wait(ctx context.Context) error { return d.job.wait(ctx, d.closed) }
 
 func (c *Client) deleteInBackgroundJob(path, full string, do deleteOptions) *bgJob {
 	return c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {

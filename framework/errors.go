@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -47,7 +48,21 @@ func (e *OpError) Error() string {
 	if e.Path == "" {
 		return "framework: " + e.Op + ": " + e.Err.Error()
 	}
-	return "framework: " + e.Op + " " + e.Path + ": " + e.Err.Error()
+	return "framework: " + e.Op + " " + shortPath(e.Path) + ": " + e.Err.Error()
+}
+
+// shortPath keeps error messages short when a path is huge: its first 100
+// bytes (whole characters) and its length.
+func shortPath(p string) string {
+	const keep = 100
+	if len(p) <= keep+20 {
+		return p
+	}
+	i := keep
+	for i > 0 && !utf8.RuneStart(p[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s...(%d bytes)", p[:i], len(p))
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
@@ -74,25 +89,7 @@ func (e *DeletePendingError) Unwrap() []error { return []error{ErrDeletePending,
 // that ended the delete if the server refused it (zk.ErrNotEmpty,
 // zk.ErrBadVersion, zk.ErrNoAuth...), ErrClosed if the client was closed
 // before the delete was done, or ctx's error.
-func (e *DeletePendingError) Wait(ctx context.Context) error {
-	var done <-chan struct{}
-	if e.job != nil {
-		done = e.job.done
-	}
-	select {
-	case <-done:
-		return e.job.err
-	default:
-	}
-	select {
-	case <-done:
-		return e.job.err
-	case <-e.closed:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (e *DeletePendingError) Wait(ctx context.Context) error { return e.job.wait(ctx, e.closed) }
 
 // codedError maps ZooKeeper error codes that go-zookeeper has no sentinel for
 // ("unknown error: -4") onto ours, keeping the original in the chain.

@@ -110,6 +110,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	}
 	reqs := make([]any, len(ops))
 	idempotent := true
+	size := reqHeader + multiHeader
 	for i, op := range ops {
 		if op == nil {
 			return nil, &OpError{"multi", "", fmt.Errorf("%w: nil operation %d", ErrInvalidArgument, i)}
@@ -122,6 +123,10 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 			idempotent = false
 		}
 		reqs[i] = r
+		size += multiHeader + opSize(r)
+	}
+	if err := c.checkSize("multi", ops[0].path(), size); err != nil {
+		return nil, err
 	}
 	if ctx == nil {
 		return nil, &OpError{"multi", "", fmt.Errorf("%w: nil context", ErrInvalidArgument)}
@@ -157,6 +162,21 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		out[i] = OpResult{Path: c.paths.user(r.String), Stat: r.Stat, Err: r.Error}
 	}
 	return out, err
+}
+
+// opSize is the size of one operation's request in a multi.
+func opSize(r any) int {
+	switch r := r.(type) {
+	case *zk.CreateRequest:
+		return createSize(r.Path, r.Data, r.Acl, false) - reqHeader
+	case *zk.DeleteRequest:
+		return strSize(r.Path) + 4
+	case *zk.SetDataRequest:
+		return strSize(r.Path) + dataSize(r.Data) + 4
+	case *zk.CheckVersionRequest:
+		return strSize(r.Path) + 4
+	}
+	return 0 // not reached: request makes only the requests above
 }
 
 var errNoRetry = errors.New("a transaction with creates is not retried after a connection loss")

@@ -13,12 +13,57 @@ type Stat = zk.Stat
 // ACL is one ZooKeeper access control entry (go-zookeeper's type).
 type ACL = zk.ACL
 
-// checkPath validates a caller's path and maps it to the server's.
+// checkPath validates a caller's path and maps it to the server's. The
+// request must fit in the server's jute.maxbuffer with the path alone (and
+// a version or watch flag); see checkSize.
 func (c *Client) checkPath(op, path string) (string, error) {
+	full := c.paths.full(path)
+	if err := c.checkSize(op, path, reqHeader+strSize(full)+4); err != nil {
+		return "", err
+	}
 	if err := validatePath(path, false); err != nil {
 		return "", &OpError{op, path, err}
 	}
-	return c.paths.full(path), nil
+	return full, nil
+}
+
+// Request sizes as ZooKeeper counts them against jute.maxbuffer: the packet
+// after its 4-byte length, i.e. the request header (xid, op code) and the
+// request's fields, strings and byte slices with a 4-byte length each.
+const (
+	reqHeader   = 8
+	multiHeader = 9 // op type, done flag, error code
+)
+
+func strSize(s string) int  { return 4 + len(s) }
+func dataSize(b []byte) int { return 4 + len(b) }
+
+func aclSize(acl []ACL) int {
+	n := 4
+	for _, a := range acl {
+		n += 4 + strSize(a.Scheme) + strSize(a.ID)
+	}
+	return n
+}
+
+// createSize is the size of a create request (ttl: a TTL create's 8 more bytes).
+func createSize(full string, data []byte, acl []ACL, ttl bool) int {
+	n := reqHeader + strSize(full) + dataSize(data) + aclSize(acl) + 4
+	if ttl {
+		n += 8
+	}
+	return n
+}
+
+// checkSize refuses, before any I/O, a request of size bytes that the server
+// would not read: a packet longer than its jute.maxbuffer makes it drop the
+// connection, which would be a connection loss, retried, and every lock on
+// the connection suspended or lost for one bad request.
+func (c *Client) checkSize(op, path string, size int) error {
+	if max := c.opts.juteMaxBuffer; size > max {
+		return &OpError{op, path, fmt.Errorf("%w: request of %d bytes exceeds the server's jute.maxbuffer of %d (see WithJuteMaxBuffer)", ErrInvalidArgument, size, max)}
+	}
+	return nil
 }
 
 // Get returns a node's data and stat (Curator's getData).
@@ -95,6 +140,9 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, *Watch, 
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
 	full, err := c.checkPath("set", path)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkSize("set", path, reqHeader+strSize(full)+dataSize(data)+4); err != nil {
 		return nil, err
 	}
 	return call(c, ctx, "set", path, func(conn *zk.Conn) (*Stat, error) {
@@ -212,6 +260,9 @@ func (c *Client) SetACL(ctx context.Context, path string, acl []ACL, version int
 	}
 	if len(acl) == 0 {
 		return nil, &OpError{"setACL", path, fmt.Errorf("%w: empty ACL", ErrInvalidArgument)}
+	}
+	if err := c.checkSize("setACL", path, reqHeader+strSize(full)+aclSize(acl)+4); err != nil {
+		return nil, err
 	}
 	return call(c, ctx, "setACL", path, func(conn *zk.Conn) (*Stat, error) {
 		return conn.SetACL(full, acl, version)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"time"
 
@@ -55,6 +56,7 @@ type options struct {
 	dialer            Dialer
 	logger            *slog.Logger
 	expirePercent     int
+	juteMaxBuffer     int
 	err               error
 }
 
@@ -67,12 +69,18 @@ func (o *options) fail(format string, args ...any) {
 	}
 }
 
+// maxSessionTimeout is the longest session timeout ZooKeeper's protocol
+// carries (int32 milliseconds).
+const maxSessionTimeout = math.MaxInt32 * time.Millisecond
+
 // WithSessionTimeout sets the session timeout asked of the server (default
 // 60 s, Curator's; the server bounds it by its min/max session timeout).
+// It must be at least 1 ms and at most math.MaxInt32 ms (about 24.8 days),
+// what ZooKeeper's int32 milliseconds carry.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d <= 0 {
-			o.fail("session timeout %v must be positive", d)
+		if d < time.Millisecond || d > maxSessionTimeout {
+			o.fail("session timeout %v not in [1ms, %v]", d, maxSessionTimeout)
 		}
 		o.sessionTimeout = d
 	}
@@ -172,6 +180,36 @@ func WithSessionExpirationPercent(p int) Option {
 	}
 }
 
+// DefaultJuteMaxBuffer is ZooKeeper's default jute.maxbuffer (0xfffff
+// bytes), the longest request packet a server reads.
+const DefaultJuteMaxBuffer = 1<<20 - 1
+
+// zkSendBuffer is go-zookeeper's default send buffer (its bufferSize).
+const zkSendBuffer = 1536 * 1024
+
+// WithJuteMaxBuffer sets the servers' jute.maxbuffer (the Java system
+// property; default DefaultJuteMaxBuffer, ZooKeeper's). A request whose
+// packet (header, path, data, ACL...) is longer is refused before it is
+// sent, with an error wrapping ErrInvalidArgument: the server would drop
+// the connection, which would be retried as a connection loss and cost
+// every lock held on it. Set it when the servers run with a larger
+// jute.maxbuffer (and every server with the same value); a smaller one is
+// also accepted, to keep requests small.
+func WithJuteMaxBuffer(n int) Option {
+	return func(o *options) {
+		if n <= 0 || n > math.MaxInt32-4 {
+			o.fail("jute.maxbuffer %d not in (0, %d]", n, math.MaxInt32-4)
+		}
+		o.juteMaxBuffer = n
+	}
+}
+
+// sendBuffer is the go-zookeeper option that sizes its send buffer for the
+// largest request the client lets through (the length, then the packet).
+func (o *options) sendBuffer() func(*zk.Conn) {
+	return zk.WithMaxConnBufferSize(max(zkSendBuffer, o.juteMaxBuffer+4))
+}
+
 func defaultOptions() options {
 	policy, _ := retry.NewExponentialBackoff(100*time.Millisecond, 3)
 	return options{
@@ -183,6 +221,7 @@ func defaultOptions() options {
 		dialer:            net.DialTimeout,
 		logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		expirePercent:     100,
+		juteMaxBuffer:     DefaultJuteMaxBuffer,
 	}
 }
 

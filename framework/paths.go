@@ -18,7 +18,7 @@ func ValidatePath(path string) error {
 
 func validatePath(path string, sequential bool) error {
 	bad := func(why string) error {
-		return fmt.Errorf("%w %q: %s", ErrInvalidPath, path, why)
+		return fmt.Errorf("%w %q: %s", ErrInvalidPath, shortPath(path), why)
 	}
 	if path == "" {
 		return bad("empty")

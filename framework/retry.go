@@ -2,7 +2,9 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -44,10 +46,19 @@ func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, err error, 
 	}
 }
 
-// call runs fn in Curator's retry loop: wait (up to the connection timeout)
-// for a connection, try, and on a retryable error (connection loss, operation
-// timeout, session moved or expired) ask the retry policy whether and when to
-// try again. ctx bounds the whole loop. Errors come back as *OpError.
+// beforeAttempt, if set (by tests), is called before each attempt.
+var beforeAttempt atomic.Pointer[func(c *Client, op string)]
+
+// call runs fn in Curator's retry loop: wait for a connection, try, and on
+// a retryable error (connection loss, operation timeout, session moved or
+// expired) ask the retry policy whether and when to try again. The client
+// waits for a connection once per operation (Curator's
+// blockUntilConnectedOrTimedOut): all the attempts of one operation wait at
+// most the connection timeout in total. Past it, an attempt while
+// disconnected fails at once as a connection loss and the policy decides,
+// as the Java client fails a request queued while its connect attempt
+// fails (go-zookeeper would queue it until some reconnection). ctx bounds
+// the whole loop. Errors come back as *OpError.
 func call[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, error) {
 	v, err, _ := callPending(c, ctx, op, path, fn)
 	return v, err
@@ -61,19 +72,32 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 		return zero, &OpError{op, path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}, nil
 	}
 	start := time.Now()
+	connDeadline := start.Add(c.opts.connectionTimeout)
 	for n := 0; ; n++ {
-		conn, err := c.currentConn(ctx)
-		if err != nil {
+		conn, err := c.waitConn(ctx, connDeadline)
+		if err != nil && !errors.Is(err, ErrConnectionLoss) {
+			if ctxErr(err) {
+				err = c.ended(ctx)
+			}
 			return zero, &OpError{op, path, err}, nil
 		}
-		v, err, pending := attempt(ctx, func() (T, error) { return fn(conn) })
 		if err == nil {
-			return v, nil, nil
+			if h := beforeAttempt.Load(); h != nil {
+				(*h)(c, op)
+			}
+			var (
+				v       T
+				pending <-chan outcome[T]
+			)
+			v, err, pending = attempt(ctx, func() (T, error) { return fn(conn) })
+			if err == nil {
+				return v, nil, nil
+			}
+			if pending != nil || ctxErr(err) {
+				return zero, &OpError{op, path, c.ended(ctx)}, pending
+			}
+			err = classify(err, c.isClosed())
 		}
-		if pending != nil {
-			return zero, &OpError{op, path, err}, pending
-		}
-		err = classify(err, c.isClosed())
 		if !retryable(err) {
 			return zero, &OpError{op, path, err}, nil
 		}
@@ -88,11 +112,60 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return zero, &OpError{op, path, ctx.Err()}, nil
+				return zero, &OpError{op, path, c.ended(ctx)}, nil
 			case <-c.ctx.Done():
 				t.Stop()
 				return zero, &OpError{op, path, ErrClosed}, nil
 			}
 		}
 	}
+}
+
+// errNotConnected is the cause of an attempt not made: the client was not
+// connected and the operation's connection wait was spent.
+var errNotConnected = errors.New("not connected within the connection timeout")
+
+// waitConn returns the connection for an attempt: at once when connected,
+// else once connected if that happens before deadline; past deadline (and
+// still not connected) an error wrapping ErrConnectionLoss. ErrClosed on a
+// closed client, ctx's error when ctx ends first.
+func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if c.connected {
+		conn := c.conn
+		c.mu.Unlock()
+		return conn, nil
+	}
+	ch := c.connectedCh
+	c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+		return nil, &codedError{ErrConnectionLoss, errNotConnected}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.ctx.Done():
+		return nil, ErrClosed
+	}
+	return c.waitConn(ctx, deadline)
+}
+
+// ended is the error of an operation whose ctx is done: ErrClosed if the
+// client was closed (the client's own context, which background work and
+// shared reads run under, ends with Close: its context.Canceled must not
+// reach callers), else ctx's error.
+func (c *Client) ended(ctx context.Context) error {
+	if c.isClosed() {
+		return ErrClosed
+	}
+	return ctx.Err()
 }

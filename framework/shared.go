@@ -89,17 +89,25 @@ func (c *Client) ChildrenShared(ctx context.Context, path string) (*SharedChildr
 	r.mu.Unlock()
 	if start {
 		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return nil, &OpError{"children", path, ErrClosed}
+		closed := c.closed
+		if !closed {
+			c.wg.Add(1)
 		}
-		c.wg.Add(1)
 		c.mu.Unlock()
-		go func() { defer c.wg.Done(); c.runChildReads(full, path, f) }()
+		if closed {
+			// Fail f and every flight queued behind it (each read ends at
+			// once with ErrClosed), so that no later caller waits for a
+			// read that will never run.
+			c.runChildReads(full, path, f)
+		} else {
+			go func() { defer c.wg.Done(); c.runChildReads(full, path, f) }()
+		}
 	}
 	select {
 	case <-f.done:
 		return f.children, f.err
+	case <-c.ctx.Done():
+		return nil, &OpError{"children", path, ErrClosed}
 	case <-ctx.Done():
 		return nil, &OpError{"children", path, ctx.Err()}
 	}

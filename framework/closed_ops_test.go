@@ -1,0 +1,141 @@
+package framework_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+)
+
+// closeDuring makes the next attempt of op on c wait until c is being
+// closed, and returns a channel closed when that attempt has started.
+func closeDuring(t *testing.T, c *framework.Client, op string) <-chan struct{} {
+	started := make(chan struct{})
+	first := true
+	restore := framework.SetBeforeAttempt(func(cl *framework.Client, o string) {
+		if cl != c || o != op || !first {
+			return
+		}
+		first = false // only this client's goroutine gets here
+		close(started)
+		<-c.Done()
+	})
+	t.Cleanup(restore)
+	return started
+}
+
+// A ChildrenShared read interrupted by Close says ErrClosed, not the
+// client's internal context.Canceled; and a later ChildrenShared on the
+// same path (whose previous read failed with ErrClosed) returns ErrClosed
+// at once instead of hanging.
+func TestChildrenSharedAfterClose(t *testing.T) {
+	c := newClientNoWait(t, shared.ConnectString(), framework.WithNamespace(uniq("shclose")))
+	ctx := testCtx(t, waitShort)
+	if _, err := c.Create(ctx, "/p/a", nil, framework.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	started := closeDuring(t, c, "children")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.ChildrenShared(ctx, "/p")
+		errc <- err
+	}()
+	<-started
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, framework.ErrClosed) || errors.Is(err, context.Canceled) {
+		t.Fatalf("ChildrenShared interrupted by Close: %v, want ErrClosed", err)
+	}
+	for i := range 3 {
+		short, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := c.ChildrenShared(short, "/p")
+		cancel()
+		if !errors.Is(err, framework.ErrClosed) {
+			t.Fatalf("ChildrenShared #%d on a closed client: %v, want ErrClosed", i, err)
+		}
+	}
+}
+
+// A Mutex.Lock interrupted by Close (while it reads the queue) returns an
+// error wrapping ErrClosed, as documented, not context.Canceled.
+func TestMutexLockInterruptedByClose(t *testing.T) {
+	ns := uniq("mxclose")
+	a := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
+	b := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
+	ctx := testCtx(t, waitShort)
+	ma, err := locks.NewMutex(a, "/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ma.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mb, err := locks.NewMutex(b, "/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := closeDuring(t, b, "children")
+	errc := make(chan error, 1)
+	go func() { errc <- mb.Lock(ctx) }()
+	<-started
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, framework.ErrClosed) || errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock interrupted by Close: %v, want an error wrapping ErrClosed", err)
+	}
+	if err := ma.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Background deletes pending at Close, or submitted after it, end with
+// ErrClosed at once; nothing stays pending.
+func TestBackgroundDeleteAndClose(t *testing.T) {
+	p := startProxyFor(t)
+	c := newClient(t, p.Addr(), framework.WithNamespace(uniq("bgclose")),
+		framework.WithSessionTimeout(10*time.Second),
+		framework.WithConnectionTimeout(200*time.Millisecond))
+	ctx := testCtx(t, waitShort)
+	if _, err := c.Create(ctx, "/doomed", nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Refuse(true)
+	p.Drop()
+	pending := c.DeleteInBackground("/doomed")
+	if c.PendingBackground() != 1 {
+		t.Fatalf("PendingBackground = %d, want 1", c.PendingBackground())
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- c.WaitBackground(ctx) }()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := c.DeleteInBackground("/other")
+	for name, d := range map[string]*framework.BackgroundDelete{"pending at Close": pending, "submitted after Close": after} {
+		short, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := d.Wait(short)
+		cancel()
+		if !errors.Is(err, framework.ErrClosed) {
+			t.Errorf("background delete %s: %v, want ErrClosed", name, err)
+		}
+		select {
+		case <-d.Done():
+		default:
+			t.Errorf("background delete %s: not done after Close", name)
+		}
+	}
+	if n := c.PendingBackground(); n != 0 {
+		t.Errorf("PendingBackground after Close = %d, want 0", n)
+	}
+	if err := <-waitErr; !errors.Is(err, framework.ErrClosed) {
+		t.Errorf("WaitBackground interrupted by Close: %v, want ErrClosed", err)
+	}
+	if err := c.WaitBackground(ctx); !errors.Is(err, framework.ErrClosed) {
+		t.Errorf("WaitBackground after Close abandoned work: %v, want ErrClosed", err)
+	}
+}
