@@ -1,0 +1,24 @@
+package framework
+
+import "time"
+
+// SetConnectHook makes each later dial of c (the re-dials after a session
+// loss) call f first; an error from f fails that dial the way a host name
+// that does not resolve fails zk.Connect.
+func SetConnectHook(c *Client, f func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.connectHook = f
+}
+
+// CaptureExpiryTimers replaces the simulated-expiry timers of every client
+// by timers that never fire: the callback of each timer armed is sent on
+// fired instead, for the test to call when it chooses. restore undoes it.
+func CaptureExpiryTimers() (fired <-chan func(), restore func()) {
+	ch := make(chan func(), 64)
+	afterFunc = func(_ time.Duration, f func()) *time.Timer {
+		ch <- f
+		return time.AfterFunc(time.Hour, func() {})
+	}
+	return ch, func() { afterFunc = time.AfterFunc }
+}
