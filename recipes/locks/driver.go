@@ -251,13 +251,14 @@ type WaitOptions struct {
 
 // Wait blocks until the Predicate says the contender holds, ctx is done,
 // or the contender cannot ever hold: its node vanished (ErrNodeVanished,
-// wrapping framework.ErrSessionLost when its session was lost, CURATOR-527)
-// or the client closed. Wait does not delete the node on failure; Acquire does.
+// wrapping framework.ErrSessionLost when its session was lost, CURATOR-527,
+// or framework.ErrClosed when the client closed: Session.Err). Wait does
+// not delete the node on failure; Acquire does.
 func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 	d := c.d
 	for {
 		if c.session.Lost() {
-			return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+			return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, c.session.Err())
 		}
 		// Shared: a thousand waiters of one process make one read (never
 		// one older than their own call) and sort it once.
@@ -269,7 +270,7 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 		ours, ok := q.index[c.name]
 		if !ok {
 			if c.session.Lost() {
-				return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+				return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, c.session.Err())
 			}
 			return fmt.Errorf("%w: %s", ErrNodeVanished, c.node)
 		}
