@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,7 +52,7 @@ type Client struct {
 	authErr       error         // the server refused our credentials (wraps zk.ErrAuthFailed)
 	authFailed    chan struct{} // closed while authErr is set
 	listeners     map[*listener]struct{}
-	connectHook   func() error // tests: runs before each re-dial's zk.Connect
+	lookupHost    func(ctx context.Context, host string) ([]string, error) // tests replace it
 }
 
 // event is what the client's single event goroutine processes, in order.
@@ -100,6 +101,7 @@ func New(connectString string, opts ...Option) (*Client, error) {
 		connectedCh: make(chan struct{}),
 		authFailed:  make(chan struct{}),
 		listeners:   map[*listener]struct{}{},
+		lookupHost:  net.DefaultResolver.LookupHost,
 	}
 	c.bg = newBackground(c)
 	if err := c.dial(); err != nil {
@@ -132,12 +134,11 @@ func (c *Client) dial() error {
 	}
 	c.gen++
 	l := newLink(c.gen, c.opts.dialer, len(c.opts.auths))
-	hook := c.connectHook
+	lookup := c.lookupHost
 	c.mu.Unlock()
-	if hook != nil {
-		if err := hook(); err != nil {
-			return err
-		}
+	addrs, err := c.resolve(lookup)
+	if err != nil {
+		return err
 	}
 	var (
 		ready = make(chan struct{})
@@ -151,7 +152,7 @@ func (c *Client) dial() error {
 		}
 		c.events.push(e)
 	}
-	conn, evs, err := zk.Connect(c.servers, c.opts.sessionTimeout,
+	conn, evs, err := zk.Connect(addrs, c.opts.sessionTimeout,
 		zk.WithDialer(l.dialer),
 		zk.WithEventCallback(cb),
 		zk.WithLogger(zkLogger{c.opts.logger}),
@@ -175,6 +176,44 @@ func (c *Client) dial() error {
 		go func() { defer c.wg.Done(); closeConn(old, oldEvs, oldLink) }()
 	}
 	return nil
+}
+
+// lookupTimeout bounds the name resolution of one dial (go-zookeeper's).
+const lookupTimeout = 3 * time.Second
+
+// resolve looks up the host names of the connect string, as zk.Connect
+// would, but cancelled by Close, and keeping the hosts that resolve: one
+// host that does not (its pod is down) must not keep the client from the
+// others. It fails when none resolves. zk.Connect then gets addresses only
+// and resolves nothing itself (go-zookeeper dials addresses anyway).
+func (c *Client) resolve(lookup func(context.Context, string) ([]string, error)) ([]string, error) {
+	ctx, cancel := context.WithTimeout(c.ctx, lookupTimeout)
+	defer cancel()
+	var addrs []string
+	var errs []error
+	for _, s := range c.servers {
+		host, port, err := net.SplitHostPort(s)
+		if err == nil {
+			var ips []string
+			if ips, err = lookup(ctx, host); err == nil {
+				for _, ip := range ips {
+					addrs = append(addrs, net.JoinHostPort(ip, port))
+				}
+				continue
+			}
+		}
+		errs = append(errs, err)
+	}
+	if len(addrs) == 0 {
+		if c.isClosed() {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("framework: no host of the connect string resolves: %w", errors.Join(errs...))
+	}
+	if len(errs) > 0 {
+		c.opts.logger.Warn("some hosts of the connect string do not resolve; connecting to the others", "err", errors.Join(errs...))
+	}
+	return addrs, nil
 }
 
 // dialLoop makes a new connection whenever asked (after a session loss),

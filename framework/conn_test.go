@@ -2,8 +2,10 @@ package framework_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,15 +35,18 @@ func TestRedialRetriedUntilItWorks(t *testing.T) {
 	var unblock sync.Once
 	release := func() { unblock.Do(func() { close(block) }) }
 	t.Cleanup(release) // runs before the client's Close
-	framework.SetConnectHook(c, func() error {
+	framework.SetLookupHost(c, func(ctx context.Context, host string) ([]string, error) {
 		n := calls.Add(1)
 		if n == 1 {
-			<-block // a resolution that hangs
+			select { // a resolution that hangs
+			case <-block:
+			case <-ctx.Done():
+			}
 		}
 		if n <= 3 {
-			return errors.New("lookup zk-0.zk.default.svc: no such host")
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 		}
-		return nil
+		return []string{host}, nil
 	})
 	p.Refuse(true)
 	p.Drop()
@@ -146,8 +151,10 @@ func TestCloseWhileServerUnreachable(t *testing.T) {
 	log.wait(t, waitShort, framework.StateConnected)
 	p.Blackhole()
 	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+	// The black hole holds the old connection (and its close); a second
+	// one is go-zookeeper's new attempt, whose handshake goes unanswered.
 	eventually(t, waitShort, "a new connection into the black hole", func() error {
-		if p.Conns() == 0 {
+		if p.Conns() < 2 {
 			return errors.New("none yet")
 		}
 		return nil
@@ -298,5 +305,18 @@ func TestCloseEndsSessionWithErrClosed(t *testing.T) {
 	<-sess.Done()
 	if err := sess.Err(); !errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrSessionLost) {
 		t.Fatalf("Session.Err after Close = %v, want ErrClosed", err)
+	}
+}
+
+// Issue 13 item 1: a host of the connect string that does not resolve (its
+// pod is gone) does not keep the client from the hosts that do; zk.Connect
+// alone fails on it.
+func TestUnresolvableHostAmongOthers(t *testing.T) {
+	c := newClient(t, "zk-gone.invalid:2181,"+shared.ConnectString())
+	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := framework.New("zk-gone.invalid:2181"); !errors.Is(err, framework.ErrInvalidArgument) {
+		t.Fatalf("New with no host that resolves: %v, want ErrInvalidArgument", err)
 	}
 }

@@ -1,14 +1,16 @@
 package framework
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
-// SetConnectHook makes each later dial of c (the re-dials after a session
-// loss) call f first; an error from f fails that dial the way a host name
-// that does not resolve fails zk.Connect.
-func SetConnectHook(c *Client, f func() error) {
+// SetLookupHost makes each later dial of c (the re-dials after a session
+// loss) resolve host names with f.
+func SetLookupHost(c *Client, f func(ctx context.Context, host string) ([]string, error)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.connectHook = f
+	c.lookupHost = f
 }
 
 // CaptureExpiryTimers replaces the simulated-expiry timers of every client
