@@ -122,10 +122,10 @@ func (z zkLogger) Printf(format string, args ...any) {
 }
 
 // dial opens a new go-zookeeper connection (a new generation) and installs
-// it in place of the current one, which it then closes. zk.Connect resolves
-// every host name, which may take seconds: it runs with no lock held, never
-// on the event goroutine. Events of the new connection wait until it is
-// installed; events of older generations are ignored from then on.
+// it in place of the current one, which it then closes. Resolving host
+// names may take seconds: it runs with no lock held, never on the event
+// goroutine. Events of the new connection wait until it is installed;
+// events of older generations are ignored from then on.
 func (c *Client) dial() error {
 	c.mu.Lock()
 	if c.closed {
@@ -162,10 +162,14 @@ func (c *Client) dial() error {
 	}
 	c.mu.Lock()
 	if c.closed || c.gen != l.gen {
+		closed := c.closed
 		c.mu.Unlock()
 		close(ready)
 		closeConn(conn, evs, l)
-		return ErrClosed
+		if closed {
+			return ErrClosed
+		}
+		return errors.New("framework: connection superseded while dialing")
 	}
 	old, oldEvs, oldLink := c.conn, c.connEvents, c.link
 	c.conn, c.connEvents, c.link = conn, evs, l
@@ -403,6 +407,7 @@ func (c *Client) loseSessionLocked(cause error) {
 		return
 	}
 	c.session.lose(cause)
+	c.stopExpireTimerLocked()
 	c.post(StateLost)
 	c.watches.invalidateAll(cause)
 }
@@ -415,7 +420,7 @@ func (c *Client) loseSessionLocked(cause error) {
 // current: the client reconnected, maybe to be disconnected again) is
 // ignored.
 func (c *Client) onExpireTimerLocked(sid int64, token int) {
-	if token != c.expireToken || c.connected || c.session == nil || c.session.id != sid {
+	if token != c.expireToken || c.connected || c.session == nil || c.session.id != sid || c.session.Lost() {
 		return
 	}
 	c.expireTimer = nil
@@ -438,32 +443,28 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return ErrClosed
-	}
-	if c.authErr != nil && !c.connected {
-		err := c.authErr
-		c.mu.Unlock()
-		return err
-	}
-	ch, failed := c.connectedCh, c.authFailed
-	c.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-failed:
+	for {
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.authErr == nil {
-			return c.BlockUntilConnected(ctx)
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
 		}
-		return c.authErr
-	case <-c.ctx.Done():
-		return ErrClosed
-	case <-ctx.Done():
-		return fmt.Errorf("framework: waiting for connection: %w", ctx.Err())
+		if c.authErr != nil && !c.connected {
+			err := c.authErr
+			c.mu.Unlock()
+			return err
+		}
+		ch, failed := c.connectedCh, c.authFailed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+			return nil
+		case <-failed: // look again: the error, or accepted meanwhile
+		case <-c.ctx.Done():
+			return ErrClosed
+		case <-ctx.Done():
+			return fmt.Errorf("framework: waiting for connection: %w", ctx.Err())
+		}
 	}
 }
 
