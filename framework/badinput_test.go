@@ -261,8 +261,11 @@ func TestClosedClient(t *testing.T) {
 	if !sess.Lost() {
 		t.Fatal("the session is not over after Close")
 	}
-	if c.Session() != nil || c.Connected() {
-		t.Fatal("a closed client has a session or a connection")
+	if c.Connected() {
+		t.Fatal("a closed client has a connection")
+	}
+	if got := c.Session(); got != sess || !errors.Is(got.Err(), framework.ErrClosed) {
+		t.Fatalf("Session() after Close = %v (err %v), want the closed session, ending with ErrClosed", got, got.Err())
 	}
 	start := time.Now()
 	for name, op := range pathOps(c) {

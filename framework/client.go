@@ -2,8 +2,10 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,37 +30,50 @@ type Client struct {
 	events  *queue[event]
 	watches *watchMux
 	bg      *background
+	redial  chan struct{} // asks the dialer goroutine for a new connection
 
 	rootReady  atomic.Bool
 	childReads childReads
 
 	mu            sync.Mutex
 	closed        bool
-	conn          *zk.Conn
+	conn          *zk.Conn // never nil; a retired one until its successor is installed
 	connEvents    <-chan zk.Event
-	gen           int
+	link          *link
+	gen           int // events of other generations are ignored
 	connected     bool
 	connectedCh   chan struct{} // closed while connected
 	everConnected bool
 	state         State
-	session       *Session
+	session       *Session // the current or, once lost, the last one; nil before the first
 	expireTimer   *time.Timer
-	authed        map[int]bool
+	expireToken   int           // the token of the armed expiry timer; bumped when it is stopped
+	authedGen     int           // the generation whose connection took our credentials
+	authErr       error         // the server refused our credentials (wraps zk.ErrAuthFailed)
+	authFailed    chan struct{} // closed while authErr is set
 	listeners     map[*listener]struct{}
+	lookupHost    func(ctx context.Context, host string) ([]string, error) // tests replace it
 }
 
 // event is what the client's single event goroutine processes, in order.
 type event struct {
-	gen    int
-	zk     zk.Event
-	sid    int64 // session id, for StateHasSession
-	expire bool  // the simulated-expiration timer fired for session sid
+	gen     int
+	zk      zk.Event
+	sid     int64         // session id, for StateHasSession
+	timeout time.Duration // negotiated session timeout, for StateHasSession
+	expire  bool          // the simulated-expiration timer fired for session sid
+	token   int           // that timer's token
 }
+
+// afterFunc is time.AfterFunc; tests replace it to fire expiry timers when
+// they choose.
+var afterFunc = time.AfterFunc
 
 // New creates a client for connectString ("host:port,host:port[/chroot]")
 // and starts connecting in the background (Curator's newClient + start).
-// It fails only on invalid arguments. Use BlockUntilConnected to wait for
-// the first connection; operations wait for it by themselves.
+// It fails on invalid arguments and when no host name of connectString
+// resolves now. Use BlockUntilConnected to wait for the first connection;
+// operations wait for it by themselves.
 func New(connectString string, opts ...Option) (*Client, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -82,21 +97,21 @@ func New(connectString string, opts ...Option) (*Client, error) {
 		cancel:      cancel,
 		events:      newQueue[event](),
 		watches:     newWatchMux(),
+		redial:      make(chan struct{}, 1),
 		connectedCh: make(chan struct{}),
-		authed:      map[int]bool{},
+		authFailed:  make(chan struct{}),
 		listeners:   map[*listener]struct{}{},
+		lookupHost:  net.DefaultResolver.LookupHost,
 	}
 	c.bg = newBackground(c)
-	c.mu.Lock()
-	err = c.dialLocked()
-	c.mu.Unlock()
-	if err != nil {
+	if err := c.dial(); err != nil {
 		cancel()
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.loop() }()
 	go func() { defer c.wg.Done(); c.bg.run() }()
+	go func() { defer c.wg.Done(); c.dialLoop() }()
 	return c, nil
 }
 
@@ -106,43 +121,135 @@ func (z zkLogger) Printf(format string, args ...any) {
 	z.l.Debug(fmt.Sprintf(format, args...), "source", "go-zookeeper")
 }
 
-// dialLocked opens a new go-zookeeper connection (a new generation); events
-// of older generations are ignored from then on.
-func (c *Client) dialLocked() error {
+// dial opens a new go-zookeeper connection (a new generation) and installs
+// it in place of the current one, which it then closes. Resolving host
+// names may take seconds: it runs with no lock held, never on the event
+// goroutine. Events of the new connection wait until it is installed;
+// events of older generations are ignored from then on.
+func (c *Client) dial() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
 	c.gen++
-	gen := c.gen
+	l := newLink(c.gen, c.opts.dialer, len(c.opts.auths))
+	lookup := c.lookupHost
+	c.mu.Unlock()
+	addrs, err := c.resolve(lookup)
+	if err != nil {
+		return err
+	}
 	var (
 		ready = make(chan struct{})
 		conn  *zk.Conn
 	)
 	cb := func(ev zk.Event) {
-		e := event{gen: gen, zk: ev}
+		<-ready
+		e := event{gen: l.gen, zk: ev}
 		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
-			<-ready
-			e.sid = conn.SessionID()
+			e.sid, e.timeout = conn.SessionID(), l.timeout()
 		}
 		c.events.push(e)
 	}
-	dialer := c.opts.dialer
-	conn, evs, err := zk.Connect(c.servers, c.opts.sessionTimeout,
-		zk.WithDialer(zk.Dialer(dialer)),
+	conn, evs, err := zk.Connect(addrs, c.opts.sessionTimeout,
+		zk.WithDialer(l.dialer),
 		zk.WithEventCallback(cb),
 		zk.WithLogger(zkLogger{c.opts.logger}),
 		zk.WithLogInfo(false),
 		c.opts.sendBuffer())
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+		return err
 	}
+	c.mu.Lock()
+	if c.closed || c.gen != l.gen {
+		closed := c.closed
+		c.mu.Unlock()
+		close(ready)
+		closeConn(conn, evs, l)
+		if closed {
+			return ErrClosed
+		}
+		return errors.New("framework: connection superseded while dialing")
+	}
+	old, oldEvs, oldLink := c.conn, c.connEvents, c.link
+	c.conn, c.connEvents, c.link = conn, evs, l
+	c.mu.Unlock()
 	close(ready)
-	c.conn, c.connEvents = conn, evs
+	if old != nil && !oldLink.isDead() {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); closeConn(old, oldEvs, oldLink) }()
+	}
 	return nil
 }
 
-// closeConn closes a go-zookeeper connection and waits until its goroutines
-// are gone (its event channel is closed last).
-func closeConn(conn *zk.Conn, evs <-chan zk.Event) {
-	conn.Close()
-	for range evs {
+// lookupTimeout bounds the name resolution of one dial (go-zookeeper's).
+const lookupTimeout = 3 * time.Second
+
+// resolve looks up the host names of the connect string, as zk.Connect
+// would, but cancelled by Close, and keeping the hosts that resolve: one
+// host that does not (its pod is down) must not keep the client from the
+// others. It fails when none resolves. zk.Connect then gets addresses only
+// and resolves nothing itself (go-zookeeper dials addresses anyway).
+func (c *Client) resolve(lookup func(context.Context, string) ([]string, error)) ([]string, error) {
+	ctx, cancel := context.WithTimeout(c.ctx, lookupTimeout)
+	defer cancel()
+	var addrs []string
+	var errs []error
+	for _, s := range c.servers {
+		host, port, err := net.SplitHostPort(s)
+		if err == nil {
+			var ips []string
+			if ips, err = lookup(ctx, host); err == nil {
+				for _, ip := range ips {
+					addrs = append(addrs, net.JoinHostPort(ip, port))
+				}
+				continue
+			}
+		}
+		errs = append(errs, err)
+	}
+	if len(addrs) == 0 {
+		if c.isClosed() {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("framework: no host of the connect string resolves: %w", errors.Join(errs...))
+	}
+	if len(errs) > 0 {
+		c.opts.logger.Warn("some hosts of the connect string do not resolve; connecting to the others", "err", errors.Join(errs...))
+	}
+	return addrs, nil
+}
+
+// dialLoop makes a new connection whenever asked (after a session loss),
+// retrying with backoff until it succeeds or the client is closed: a host
+// name that does not resolve for a while (a Kubernetes pod being replaced)
+// must not leave the client without a connection for good.
+func (c *Client) dialLoop() {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.redial:
+		}
+		for n := 0; ; n++ {
+			err := c.dial()
+			if err == nil {
+				break
+			}
+			if errors.Is(err, ErrClosed) {
+				return
+			}
+			d := min(100*time.Millisecond<<min(n, 6), 5*time.Second)
+			c.opts.logger.Warn("reconnecting after session loss failed; retrying", "servers", c.servers, "retry_in", d, "err", err)
+			t := time.NewTimer(d)
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
 	}
 }
 
@@ -161,30 +268,20 @@ func (c *Client) loop() {
 
 func (c *Client) handle(e event) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed || e.gen != c.gen {
-		c.mu.Unlock()
 		return
 	}
 	switch {
 	case e.expire:
-		c.onExpireTimerLocked(e.sid)
+		c.onExpireTimerLocked(e.sid, e.token)
 	case e.zk.Type == zk.EventSession:
 		switch e.zk.State {
 		case zk.StateHasSession:
-			if !c.authed[e.gen] && len(c.opts.auths) > 0 {
-				conn := c.conn
-				c.mu.Unlock()
-				ok := c.authenticate(conn)
-				c.mu.Lock()
-				if c.closed || e.gen != c.gen {
-					break
-				}
-				if !ok { // the connection dropped meanwhile; try on the next one
-					break
-				}
-				c.authed[e.gen] = true
+			if len(c.opts.auths) > 0 && c.authedGen != e.gen && !c.authenticateLocked(e.gen) {
+				return
 			}
-			c.onSessionLocked(e.sid)
+			c.onSessionLocked(e.sid, e.timeout)
 		case zk.StateDisconnected:
 			c.onDisconnectedLocked()
 		case zk.StateExpired:
@@ -195,31 +292,68 @@ func (c *Client) handle(e event) {
 	default:
 		c.watches.fire(e.zk.Type, e.zk.Path)
 	}
-	c.mu.Unlock()
 }
 
-func (c *Client) authenticate(conn *zk.Conn) bool {
+// authenticateLocked sends the client's credentials on the connection of
+// generation gen, unlocking c.mu meanwhile. It reports whether the
+// connection may be used. A refusal by the server (zk.ErrAuthFailed; the
+// server also closes the connection) is recorded: calls and
+// BlockUntilConnected fail with it and listeners hear StateAuthFailed,
+// until a later connection is accepted. go-zookeeper sends the accepted
+// credentials again by itself on each reconnection of the same *zk.Conn.
+func (c *Client) authenticateLocked(gen int) bool {
+	conn := c.conn
+	c.mu.Unlock()
+	var err error
 	for _, a := range c.opts.auths {
-		if err := conn.AddAuth(a.scheme, a.auth); err != nil {
-			c.opts.logger.Warn("adding auth failed", "scheme", a.scheme, "err", err)
-			return false
+		if err = conn.AddAuth(a.scheme, a.auth); err != nil {
+			if errors.Is(err, zk.ErrAuthFailed) {
+				err = fmt.Errorf("framework: the server refused the credentials of scheme %q: %w", a.scheme, err)
+			}
+			break
 		}
 	}
-	return true
+	c.mu.Lock()
+	if c.closed || gen != c.gen {
+		return false
+	}
+	switch {
+	case err == nil:
+		c.authedGen = gen
+		if c.authErr != nil {
+			c.authErr = nil
+			c.authFailed = make(chan struct{})
+		}
+		return true
+	case errors.Is(err, zk.ErrAuthFailed):
+		if c.authErr == nil {
+			c.opts.logger.Error("authentication refused; the client stays unconnected (retrying on each reconnection)", "err", err)
+			c.authErr = err
+			close(c.authFailed)
+		}
+		c.post(StateAuthFailed)
+	default: // the connection dropped meanwhile; try again on the next one
+		c.opts.logger.Debug("adding auth failed; retrying on the next connection", "err", err)
+	}
+	return false
 }
 
-func (c *Client) onSessionLocked(sid int64) {
+func (c *Client) onSessionLocked(sid int64, timeout time.Duration) {
+	c.stopExpireTimerLocked()
 	if c.session != nil && c.session.id != sid {
 		c.loseSessionLocked(ErrSessionLost)
 	}
-	if c.session == nil {
+	if c.session == nil || c.session.Lost() {
 		c.session = newSession(sid)
+		if timeout > 0 && timeout < c.opts.sessionTimeout {
+			c.opts.logger.Warn("the server granted a shorter session timeout than asked",
+				"asked", c.opts.sessionTimeout, "granted", timeout, "session", fmt.Sprintf("0x%x", sid))
+		}
 	} else {
 		c.session.resume()
 	}
-	if c.expireTimer != nil {
-		c.expireTimer.Stop()
-		c.expireTimer = nil
+	if timeout > 0 {
+		c.session.setTimeout(timeout)
 	}
 	if !c.connected {
 		c.connected = true
@@ -239,70 +373,99 @@ func (c *Client) onDisconnectedLocked() {
 	}
 	c.connected = false
 	c.connectedCh = make(chan struct{})
-	if c.session == nil {
+	if c.session == nil || c.session.Lost() {
 		return
 	}
 	c.session.suspend()
 	c.post(StateSuspended)
-	gen, sid := c.gen, c.session.id
-	d := c.opts.sessionTimeout * time.Duration(c.opts.expirePercent) / 100
-	c.expireTimer = time.AfterFunc(d, func() {
-		c.events.push(event{gen: gen, sid: sid, expire: true})
+	// Curator 5 times the simulated expiry from the negotiated timeout.
+	timeout := c.session.Timeout()
+	if timeout <= 0 {
+		timeout = c.opts.sessionTimeout
+	}
+	c.stopExpireTimerLocked()
+	gen, sid, token := c.gen, c.session.id, c.expireToken
+	c.expireTimer = afterFunc(timeout*time.Duration(c.opts.expirePercent)/100, func() {
+		c.events.push(event{gen: gen, sid: sid, expire: true, token: token})
 	})
 }
 
+// stopExpireTimerLocked stops the expiry timer; one that has fired already
+// has its event ignored (its token is no longer current).
+func (c *Client) stopExpireTimerLocked() {
+	if c.expireTimer != nil {
+		c.expireTimer.Stop()
+		c.expireTimer = nil
+	}
+	c.expireToken++
+}
+
 // loseSessionLocked ends the current session: LOST is posted, the session's
-// Done channel closed, and every watch of ours told.
+// Done channel closed, and every watch of ours told. The lost Session stays
+// the client's Session until the next one.
 func (c *Client) loseSessionLocked(cause error) {
-	if c.session == nil {
+	if c.session == nil || c.session.Lost() {
 		return
 	}
-	c.session.lose()
-	c.session = nil
+	c.session.lose(cause)
+	c.stopExpireTimerLocked()
 	c.post(StateLost)
 	c.watches.invalidateAll(cause)
 }
 
 // onExpireTimerLocked declares the session lost after the session timeout
 // spent disconnected (Curator's simulated expiration): a partitioned client
-// cannot hear the server expire it. The old handle is dropped and a new one
-// (new session) opened, so that we never again act in the old session.
-func (c *Client) onExpireTimerLocked(sid int64) {
-	c.expireTimer = nil
-	if c.connected || c.session == nil || c.session.id != sid {
+// cannot hear the server expire it. The old connection is retired at once,
+// so that we never again act in the old session, and the dialer goroutine
+// opens a new one (new session). A timer stopped meanwhile (its token is not
+// current: the client reconnected, maybe to be disconnected again) is
+// ignored.
+func (c *Client) onExpireTimerLocked(sid int64, token int) {
+	if token != c.expireToken || c.connected || c.session == nil || c.session.id != sid || c.session.Lost() {
 		return
 	}
+	c.expireTimer = nil
 	c.opts.logger.Info("session declared lost after the session timeout spent disconnected", "session", fmt.Sprintf("0x%x", sid))
 	c.loseSessionLocked(ErrSessionLost)
-	old, oldEvents := c.conn, c.connEvents
-	if err := c.dialLocked(); err != nil {
-		c.opts.logger.Error("reconnecting after session loss failed", "err", err)
-		return
-	}
+	c.gen++ // the old connection's events are ignored from now on
+	old, oldEvs, oldLink := c.conn, c.connEvents, c.link
 	c.wg.Add(1)
-	go func() { defer c.wg.Done(); closeConn(old, oldEvents) }()
+	go func() { defer c.wg.Done(); closeConn(old, oldEvs, oldLink) }()
+	select {
+	case c.redial <- struct{}{}:
+	default:
+	}
 }
 
 // BlockUntilConnected waits until the client is connected, ctx is done, or
-// the client is closed (ErrClosed).
+// the client is closed (ErrClosed). If the server refuses the client's
+// credentials, it returns that error (wrapping zk.ErrAuthFailed).
 func (c *Client) BlockUntilConnected(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
-	c.mu.Lock()
-	if c.closed {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		if c.authErr != nil && !c.connected {
+			err := c.authErr
+			c.mu.Unlock()
+			return err
+		}
+		ch, failed := c.connectedCh, c.authFailed
 		c.mu.Unlock()
-		return ErrClosed
-	}
-	ch := c.connectedCh
-	c.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-c.ctx.Done():
-		return ErrClosed
-	case <-ctx.Done():
-		return fmt.Errorf("framework: waiting for connection: %w", ctx.Err())
+		select {
+		case <-ch:
+			return nil
+		case <-failed: // look again: the error, or accepted meanwhile
+		case <-c.ctx.Done():
+			return ErrClosed
+		case <-ctx.Done():
+			return fmt.Errorf("framework: waiting for connection: %w", ctx.Err())
+		}
 	}
 }
 
@@ -320,8 +483,9 @@ func (c *Client) Connected() bool {
 	return c.connected
 }
 
-// Session returns the current session, or nil while there is none (before
-// the first connection, and between a LOST and the next connection).
+// Session returns the current session, or once it is lost the last one
+// (Lost() true, Err() saying why) until the next session begins: it is nil
+// only before the first connection.
 func (c *Client) Session() *Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -329,7 +493,8 @@ func (c *Client) Session() *Session {
 }
 
 // SessionFor returns the Session with the given id if it is the current
-// one; otherwise that session is gone and the returned Session is lost.
+// (or last) one; otherwise that session is gone and the returned Session is
+// lost.
 func (c *Client) SessionFor(id int64) *Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -337,7 +502,7 @@ func (c *Client) SessionFor(id int64) *Session {
 		return c.session
 	}
 	s := newSession(id)
-	s.lose()
+	s.lose(ErrSessionLost)
 	return s
 }
 
@@ -345,7 +510,8 @@ func (c *Client) SessionFor(id int64) *Session {
 // gives none (WithDefaultData).
 func (c *Client) DefaultData() []byte { return append([]byte(nil), c.opts.defaultData...) }
 
-// SessionTimeout returns the session timeout the client asked for.
+// SessionTimeout returns the session timeout the client asked for; the
+// server may grant less (Session().Timeout()).
 func (c *Client) SessionTimeout() time.Duration { return c.opts.sessionTimeout }
 
 // Logger returns the client's logger, for recipes built on it.
@@ -364,9 +530,14 @@ func (c *Client) isClosed() bool {
 }
 
 // Close closes the session and stops every goroutine the client started;
-// it returns once they are gone. Pending background deletes are abandoned
-// (the server removes ephemeral nodes with the session). Calls after Close
-// fail with ErrClosed. Close is idempotent.
+// it returns once they are gone, within a small constant time (about a
+// second at worst, when the server is unreachable), never the session
+// timeout. The one exception: a connection-state listener running its
+// callback is not waited for (so a listener may call Close); its goroutine
+// ends when the callback returns. Pending background deletes are abandoned
+// (the server removes ephemeral nodes with the session). The session ends
+// with ErrClosed (Session().Err()). Calls after Close fail with ErrClosed.
+// Close is idempotent.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -375,13 +546,10 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.connected = false
-	if c.expireTimer != nil {
-		c.expireTimer.Stop()
-	}
-	conn, evs := c.conn, c.connEvents
+	c.stopExpireTimerLocked()
+	conn, evs, l := c.conn, c.connEvents, c.link
 	if c.session != nil {
-		c.session.lose()
-		c.session = nil
+		c.session.lose(ErrClosed)
 	}
 	for l := range c.listeners {
 		close(l.stop)
@@ -390,7 +558,7 @@ func (c *Client) Close() error {
 	c.watches.invalidateAll(ErrClosed)
 	c.mu.Unlock()
 	c.cancel()
-	closeConn(conn, evs)
+	closeConn(conn, evs, l)
 	c.wg.Wait()
 	return nil
 }

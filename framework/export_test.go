@@ -1,5 +1,30 @@
 package framework
 
+import (
+	"context"
+	"time"
+)
+
+// SetLookupHost makes each later dial of c (the re-dials after a session
+// loss) resolve host names with f.
+func SetLookupHost(c *Client, f func(ctx context.Context, host string) ([]string, error)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lookupHost = f
+}
+
+// CaptureExpiryTimers replaces the simulated-expiry timers of every client
+// by timers that never fire: the callback of each timer armed is sent on
+// fired instead, for the test to call when it chooses. restore undoes it.
+func CaptureExpiryTimers() (fired <-chan func(), restore func()) {
+	ch := make(chan func(), 64)
+	afterFunc = func(_ time.Duration, f func()) *time.Timer {
+		ch <- f
+		return time.AfterFunc(time.Hour, func() {})
+	}
+	return ch, func() { afterFunc = time.AfterFunc }
+}
+
 // SetBeforeAttempt sets a hook called before each attempt of the retry
 // loop, with the client and the operation's name; it returns the undo.
 func SetBeforeAttempt(f func(c *Client, op string)) (restore func()) {

@@ -135,12 +135,17 @@ func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, er
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
+	if c.authErr != nil && !c.connected { // the server refused our credentials
+		err := c.authErr
+		c.mu.Unlock()
+		return nil, err
+	}
 	if c.connected {
 		conn := c.conn
 		c.mu.Unlock()
 		return conn, nil
 	}
-	ch := c.connectedCh
+	ch, failed := c.connectedCh, c.authFailed
 	c.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -149,6 +154,7 @@ func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, er
 	defer t.Stop()
 	select {
 	case <-ch:
+	case <-failed:
 	case <-t.C:
 		return nil, &codedError{ErrConnectionLoss, errNotConnected}
 	case <-ctx.Done():

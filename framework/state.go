@@ -22,6 +22,14 @@ const (
 	// for read-only mode, so this client never reports it; it is here so that
 	// code ported from Curator compiles and reads the same.
 	StateReadOnly
+	// StateAuthFailed: the server refused the client's credentials
+	// (WithAuth) and closed the connection. The client is not connected:
+	// calls and BlockUntilConnected fail with an error wrapping
+	// zk.ErrAuthFailed, and nothing is sent as anonymous. It keeps trying on
+	// each reconnection, and posts CONNECTED or RECONNECTED if the
+	// credentials are accepted later. Curator has no such state (its
+	// ZooKeeper handle dies with KeeperState.AuthFailed).
+	StateAuthFailed
 )
 
 var stateNames = map[State]string{
@@ -30,6 +38,7 @@ var stateNames = map[State]string{
 	StateReconnected: "RECONNECTED",
 	StateLost:        "LOST",
 	StateReadOnly:    "READ_ONLY",
+	StateAuthFailed:  "AUTH_FAILED",
 }
 
 func (s State) String() string {
@@ -102,7 +111,8 @@ func (l *listener) run() {
 // order, with none dropped. fn runs on a goroutine of its own, so a slow
 // listener stalls neither the client nor other listeners. The returned func
 // removes the listener; Close removes all (no LOST is posted on Close, as in
-// Curator). A nil fn is ignored.
+// Curator). fn may call Close (e.g. to close the client on LOST). A nil fn
+// is ignored.
 func (c *Client) AddListener(fn func(State)) (remove func()) {
 	if fn == nil {
 		return func() {}
@@ -114,9 +124,11 @@ func (c *Client) AddListener(fn func(State)) (remove func()) {
 		return func() {}
 	}
 	c.listeners[l] = struct{}{}
-	c.wg.Add(1)
 	c.mu.Unlock()
-	go func() { defer c.wg.Done(); l.run() }()
+	// Not in c.wg: Close does not wait for a listener (which may be the one
+	// calling Close); a stopped listener's goroutine ends once its callback
+	// in progress, if any, returns.
+	go l.run()
 	return func() {
 		// Whoever takes l out of the set (this or Close) stops it.
 		c.mu.Lock()

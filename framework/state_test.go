@@ -128,8 +128,10 @@ func TestStatesSimulatedLost(t *testing.T) {
 	default:
 		t.Fatal("LOST posted but the session's Done is not closed")
 	}
-	if c.Session() != nil {
-		t.Fatal("a current session between LOST and the next connection")
+	// Between LOST and the next connection, Session is the lost one (never
+	// nil once connected: a caller's Session().ID() must not panic).
+	if got := c.Session(); got != old || !errors.Is(got.Err(), framework.ErrSessionLost) {
+		t.Fatalf("Session between LOST and the next connection = %v, want the lost one ending with ErrSessionLost", got)
 	}
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	err := c.BlockUntilConnected(short)

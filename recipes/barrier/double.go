@@ -191,7 +191,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (*member, error) {
 // vanished is the error for our member node gone while we are in the barrier.
 func (m *member) vanished() error {
 	if m.session.Lost() {
-		return fmt.Errorf("%w: %s: %w", ErrMemberVanished, m.node, framework.ErrSessionLost)
+		return fmt.Errorf("%w: %s: %w", ErrMemberVanished, m.node, m.session.Err())
 	}
 	return fmt.Errorf("%w: %s", ErrMemberVanished, m.node)
 }

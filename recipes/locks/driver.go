@@ -295,8 +295,9 @@ var testHookWaiting func(c *Contender)
 
 // Wait blocks until the Predicate says the contender holds, ctx is done,
 // or the contender cannot ever hold: its node vanished (ErrNodeVanished,
-// wrapping framework.ErrSessionLost when its session was lost, CURATOR-527)
-// or the client closed. Wait does not delete the node on failure; Acquire does.
+// wrapping framework.ErrSessionLost when its session was lost, CURATOR-527,
+// or framework.ErrClosed when the client closed: Session.Err). Wait does
+// not delete the node on failure; Acquire does.
 //
 // No change can slip between a decision to wait and the wait: a wait on one
 // node sets its watch after the decision, and a node gone meanwhile makes it
@@ -308,7 +309,7 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 	watchAll := false // the last decision was Decision{}: decide on watched reads
 	for {
 		if c.session.Lost() {
-			return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+			return fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, c.session.Err())
 		}
 		var wake <-chan struct{}
 		if o.Wake != nil {
@@ -377,7 +378,7 @@ func (c *Contender) decide(q *queueView) (Decision, error) {
 	ours, ok := q.index[c.name]
 	if !ok {
 		if c.session.Lost() {
-			return Decision{}, fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, framework.ErrSessionLost)
+			return Decision{}, fmt.Errorf("%w: %s: %w", ErrNodeVanished, c.node, c.session.Err())
 		}
 		return Decision{}, fmt.Errorf("%w: %s", ErrNodeVanished, c.node)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -350,4 +351,76 @@ func (s *Server) Close() error {
 		}
 	}
 	return nil
+}
+
+// WithSessionTimeouts sets the servers' minSessionTimeout and
+// maxSessionTimeout (zoo.cfg; the defaults here are 2*tickTime and 60 s).
+// ZooKeeper grants a client the session timeout it asks for clamped into
+// [min, max] (Server.SessionTimeoutFor says what a request becomes), so a
+// small max makes a server hand out short sessions whatever the client
+// asks, as production ensembles often do. Both are rounded down to whole
+// milliseconds; min must be at least 1 ms and max at least min.
+func WithSessionTimeouts(lo, hi time.Duration) Option {
+	return func(c *config) {
+		if lo < time.Millisecond || hi < lo {
+			c.errs = append(c.errs, fmt.Errorf("zktest: WithSessionTimeouts(%v, %v): need 1ms <= min <= max", lo, hi))
+			return
+		}
+		c.zooCfg = setKV(c.zooCfg, "minSessionTimeout", strconv.FormatInt(lo.Milliseconds(), 10))
+		c.zooCfg = setKV(c.zooCfg, "maxSessionTimeout", strconv.FormatInt(hi.Milliseconds(), 10))
+	}
+}
+
+// SessionTimeoutFor returns the session timeout the server grants a client
+// that asks for requested: requested clamped into the server's
+// [minSessionTimeout, maxSessionTimeout] (ZooKeeperServer's negotiation;
+// a bound of -1 or none means 2*tickTime and 20*tickTime). For an external
+// server the bounds are read with the conf four-letter word.
+func (s *Server) SessionTimeoutFor(requested time.Duration) (time.Duration, error) {
+	var get func(key string) string
+	if s.ext != nil {
+		conf, err := s.FourLetter("conf")
+		if err != nil {
+			return 0, err
+		}
+		vals := map[string]string{}
+		for _, line := range strings.Split(conf, "\n") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+				vals[k] = v
+			}
+		}
+		get = func(key string) string { return vals[key] }
+	} else {
+		tickMs := int(s.cfg.tick / time.Millisecond)
+		vals := map[string]string{"tickTime": strconv.Itoa(tickMs), "minSessionTimeout": strconv.Itoa(2 * tickMs), "maxSessionTimeout": "60000"}
+		for _, o := range s.cfg.zooCfg {
+			vals[o.key] = o.value
+		}
+		get = func(key string) string { return vals[key] }
+	}
+	ms := func(key string, ticks int64) (int64, error) {
+		v := strings.TrimSpace(get(key))
+		if v == "" || v == "-1" {
+			tick, err := strconv.ParseInt(strings.TrimSpace(get("tickTime")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("zktest: server tickTime %q: %w", get("tickTime"), err)
+			}
+			return ticks * tick, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("zktest: server %s %q: %w", key, v, err)
+		}
+		return n, nil
+	}
+	lo, err := ms("minSessionTimeout", 2)
+	if err != nil {
+		return 0, err
+	}
+	hi, err := ms("maxSessionTimeout", 20)
+	if err != nil {
+		return 0, err
+	}
+	got := min(max(requested.Milliseconds(), lo), hi)
+	return time.Duration(got) * time.Millisecond, nil
 }

@@ -1,0 +1,168 @@
+package framework
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// link is one go-zookeeper connection (*zk.Conn) of a client, one
+// generation, and the TCP connections it opens through our dialer. Seeing
+// the bytes lets the client do what go-zookeeper v1.0.4 does not offer:
+//   - read the session timeout the server granted (the ConnectResponse),
+//   - close the sockets to make go-zookeeper's loop return at once when the
+//     link is retired, even while it waits in its handshake (it would
+//     otherwise wait up to 20/3 of the session timeout),
+//   - hold back every request of a client configured with credentials until
+//     they have been sent on that TCP connection: never a request as
+//     anonymous.
+type link struct {
+	gen      int
+	dial     Dialer
+	needAuth int // credentials the client sends on each connection
+
+	negotiated atomic.Int64 // ms granted in the latest handshake
+
+	mu    sync.Mutex
+	dead  bool
+	socks map[*sock]struct{}
+}
+
+// Op codes of ZooKeeper's protocol that the write gate lets through before
+// the credentials (jute: ZooDefs.OpCode).
+const (
+	opPing    = 11
+	opClose   = -11
+	opSetAuth = 100
+)
+
+// errLinkClosed refuses a dial on a retired link.
+var errLinkClosed = errors.New("framework: connection retired")
+
+// errUnauthenticated refuses a request written before the credentials on a
+// connection. It is wrapped in a *net.OpError, which the retry loop takes
+// for a connection loss: the request is retried once authenticated.
+var errUnauthenticated = errors.New("framework: request held back: credentials not yet sent on this connection")
+
+func newLink(gen int, d Dialer, needAuth int) *link {
+	return &link{gen: gen, dial: d, needAuth: needAuth, socks: map[*sock]struct{}{}}
+}
+
+// dialer is the zk.Dialer of the link's *zk.Conn.
+func (l *link) dialer(network, address string, timeout time.Duration) (net.Conn, error) {
+	l.mu.Lock()
+	dead := l.dead
+	l.mu.Unlock()
+	if dead {
+		return nil, errLinkClosed
+	}
+	nc, err := l.dial(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &sock{Conn: nc, l: l}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		nc.Close()
+		return nil, errLinkClosed
+	}
+	l.socks[s] = struct{}{}
+	return s, nil
+}
+
+// kill retires the link: its sockets are closed and no new one is opened.
+func (l *link) kill() {
+	l.mu.Lock()
+	l.dead = true
+	socks := l.socks
+	l.socks = map[*sock]struct{}{}
+	l.mu.Unlock()
+	for s := range socks {
+		s.Conn.Close()
+	}
+}
+
+func (l *link) isDead() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dead
+}
+
+// timeout returns the session timeout granted in the latest handshake.
+func (l *link) timeout() time.Duration {
+	return time.Duration(l.negotiated.Load()) * time.Millisecond
+}
+
+// closeConn closes a go-zookeeper connection and waits until its goroutines
+// are gone (its event channel is closed last). It is bounded by a small
+// constant: go-zookeeper's Close waits at most 1 s for its close request,
+// and closing the sockets ends whatever read its loop is blocked in.
+func closeConn(conn *zk.Conn, evs <-chan zk.Event, l *link) {
+	conn.Close()
+	l.kill()
+	for range evs {
+	}
+}
+
+// sock is one TCP connection of a link.
+type sock struct {
+	net.Conn
+	l *link
+
+	// Read side, only go-zookeeper's reading goroutine (one at a time).
+	hdr  [12]byte // length, protocolVersion, timeOut of the ConnectResponse
+	nhdr int
+
+	wmu     sync.Mutex
+	greeted bool // the ConnectRequest is written
+	auths   int  // setAuth requests written
+}
+
+func (s *sock) Read(p []byte) (int, error) {
+	n, err := s.Conn.Read(p)
+	if s.nhdr < len(s.hdr) && n > 0 {
+		s.nhdr += copy(s.hdr[s.nhdr:], p[:n])
+		if s.nhdr == len(s.hdr) {
+			s.l.negotiated.Store(int64(int32(binary.BigEndian.Uint32(s.hdr[8:12]))))
+		}
+	}
+	return n, err
+}
+
+// Write passes go-zookeeper's packets (one per Write: length, xid, opcode,
+// body), holding back any request but pings, close and setAuth until the
+// client's credentials have been written on this connection. The server
+// handles a setAuth as soon as it reads it and closes the connection if it
+// refuses it, so nothing written after is handled as anonymous.
+func (s *sock) Write(p []byte) (int, error) {
+	s.wmu.Lock()
+	if !s.greeted {
+		s.greeted = true
+	} else if len(p) >= 12 {
+		switch op := int32(binary.BigEndian.Uint32(p[8:12])); op {
+		case opSetAuth:
+			s.auths++
+		case opPing, opClose:
+		default:
+			if s.auths < s.l.needAuth {
+				s.wmu.Unlock()
+				return 0, &net.OpError{Op: "write", Net: "tcp", Addr: s.RemoteAddr(), Err: errUnauthenticated}
+			}
+		}
+	}
+	s.wmu.Unlock()
+	return s.Conn.Write(p)
+}
+
+func (s *sock) Close() error {
+	s.l.mu.Lock()
+	delete(s.l.socks, s)
+	s.l.mu.Unlock()
+	return s.Conn.Close()
+}

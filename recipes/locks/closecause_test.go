@@ -1,0 +1,46 @@
+package locks_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+)
+
+// Issue 13 item 10: a Lock waiting when its client is closed fails with an
+// error wrapping framework.ErrClosed, not ErrSessionLost: Close says Close.
+func TestLockInterruptedByCloseSaysClosed(t *testing.T) {
+	path := lockPath(t)
+	holder, err := locks.NewMutex(newClient(t, shared.ConnectString()), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 30*time.Second)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Unlock(ctx)
+
+	c := newClient(t, shared.ConnectString())
+	waiter, err := locks.NewMutex(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- waiter.Lock(ctx) }()
+	waitFor(t, 30*time.Second, "the waiter waiting on its watch", func() bool {
+		_, waiters := c.WatchStats()
+		return waiters > 0
+	})
+	c.Close()
+	select {
+	case err := <-got:
+		if !errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrSessionLost) {
+			t.Fatalf("Lock interrupted by Close: %v, want an error wrapping ErrClosed only", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Lock still waiting after Close")
+	}
+}
