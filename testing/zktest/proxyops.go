@@ -19,7 +19,7 @@ const (
 	OpSetData         Op = 5
 	OpGetACL          Op = 6
 	OpSetACL          Op = 7
-	OpGetChildren     Op = 8
+	OpGetChildren     Op = 8 // go-zookeeper's Children(W) send OpGetChildren2
 	OpSync            Op = 9
 	OpPing            Op = 11 // never counted nor held
 	OpGetChildren2    Op = 12
@@ -27,10 +27,14 @@ const (
 	OpMulti           Op = 14
 	OpCreate2         Op = 15
 	OpReconfig        Op = 16
+	OpCheckWatches    Op = 17
+	OpRemoveWatches   Op = 18
 	OpCreateContainer Op = 19
 	OpCreateTTL       Op = 21
+	OpMultiRead       Op = 22
 	OpAuth            Op = 100
 	OpSetWatches      Op = 101
+	OpAddWatch        Op = 106
 	OpCloseSession    Op = -11
 )
 
@@ -39,7 +43,9 @@ var opNames = map[Op]string{
 	OpSetData: "setData", OpGetACL: "getACL", OpSetACL: "setACL", OpGetChildren: "getChildren",
 	OpSync: "sync", OpPing: "ping", OpGetChildren2: "getChildren2", OpCheck: "check",
 	OpMulti: "multi", OpCreate2: "create2", OpReconfig: "reconfig",
-	OpCreateContainer: "createContainer", OpCreateTTL: "createTTL", OpAuth: "auth",
+	OpCreateContainer: "createContainer", OpCheckWatches: "checkWatches",
+	OpRemoveWatches: "removeWatches", OpCreateTTL: "createTTL", OpMultiRead: "multiRead",
+	OpAddWatch: "addWatch", OpAuth: "auth",
 	OpSetWatches: "setWatches", OpCloseSession: "closeSession",
 }
 
