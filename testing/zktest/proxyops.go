@@ -98,8 +98,10 @@ func (f *frames) split(b []byte) (pkts [][]byte, raw bool) {
 		pkts = append(pkts, rest[:4+n])
 		rest = rest[4+n:]
 	}
-	// pkts alias the old buffer, which is never written again
-	f.buf = append([]byte(nil), rest...)
+	if len(pkts) > 0 {
+		// pkts alias the old buffer, which is never written again
+		f.buf = append([]byte(nil), rest...)
+	}
 	return pkts, false
 }
 
