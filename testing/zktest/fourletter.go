@@ -75,9 +75,39 @@ func firstLine(s string) string {
 	return strconv.Quote(s)
 }
 
-// WatchCount returns the server's total number of watches ("Total
-// watches:N" of wchs).
+// WatchCount returns the number of watches the server holds, of every
+// kind: mntr's zk_watch_count, which on ZooKeeper 3.8 is the data watches
+// (set by getData and exists, including exists on a missing node) plus
+// the child watches (set by getChildren). A watch is one (session, path,
+// kind): a getData and a getChildren watch by one session on one path
+// count 2; the same watch set twice counts 1. Persistent (addWatch)
+// watches are not verified here.
+//
+// Before, WatchCount read wchs and so missed child watches; DataWatchCount
+// keeps that count.
 func (s *Server) WatchCount() (int, error) {
+	m, err := s.Mntr()
+	if err != nil {
+		return 0, err
+	}
+	v, ok := m["zk_watch_count"]
+	if !ok {
+		return 0, fmt.Errorf("zktest: mntr of %s has no zk_watch_count", s.Addr())
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("zktest: mntr zk_watch_count: %w", err)
+	}
+	return n, nil
+}
+
+// DataWatchCount returns the number of data watches the server holds
+// ("Total watches:N" of wchs): those set by getData and exists (also on a
+// missing node), one per (session, path). Child watches are not counted:
+// ZooKeeper 3.8's wchs, wchc and wchp list data watches only. The child
+// watches are WatchCount minus DataWatchCount, when nothing changes
+// between the two calls.
+func (s *Server) DataWatchCount() (int, error) {
 	r, err := s.FourLetter("wchs")
 	if err != nil {
 		return 0, err
@@ -98,8 +128,9 @@ func parseWatchCount(r string) (int, error) {
 	return 0, fmt.Errorf("zktest: wchs: no \"Total watches:\" in %s", firstLine(r))
 }
 
-// WatchesByPath returns the server's watches as path -> ids of the
-// sessions watching it (wchp).
+// WatchesByPath returns the server's data watches (getData and exists,
+// not child watches: see DataWatchCount) as path -> ids of the sessions
+// watching it (wchp).
 func (s *Server) WatchesByPath() (map[string][]int64, error) {
 	r, err := s.FourLetter("wchp")
 	if err != nil {
@@ -108,8 +139,9 @@ func (s *Server) WatchesByPath() (map[string][]int64, error) {
 	return parseWchp(r)
 }
 
-// WatchesBySession returns the server's watches as session id -> watched
-// paths (wchc).
+// WatchesBySession returns the server's data watches (getData and exists,
+// not child watches: see DataWatchCount) as session id -> watched paths
+// (wchc).
 func (s *Server) WatchesBySession() (map[int64][]string, error) {
 	r, err := s.FourLetter("wchc")
 	if err != nil {

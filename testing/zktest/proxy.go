@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -13,7 +14,9 @@ import (
 // Proxy is a TCP proxy on loopback between ZooKeeper clients and a server,
 // for fault injection: partitions (Blackhole), connection loss (Drop),
 // refused connections (Refuse), latency (SetDelay) and lost responses
-// (DropAfterRequest). Point the client at Addr instead of the server.
+// (DropAfterRequest, HoldReply). Point the client at Addr instead of the
+// server. It also counts the requests clients send, per op code
+// (Requests, WatchRequests).
 // curator-test has no equivalent (Curator's tests stop servers or use
 // Java-side hooks). All methods are safe for concurrent use.
 type Proxy struct {
@@ -31,6 +34,10 @@ type Proxy struct {
 	delay     time.Duration
 	dropAfter int // client->server writes left before the armed drop; 0: not armed
 	closed    bool
+	reqs      map[Op]int   // requests seen, per op code
+	watchReqs map[Op]int   // of which set a watch
+	holds     []*HeldReply // armed, not yet claimed by a request
+	pings     int          // pings seen, for the tests
 }
 
 // proxyConn is one proxied connection.
@@ -39,9 +46,13 @@ type proxyConn struct {
 	done           chan struct{}
 	once           sync.Once
 
+	up, down frames      // used by the pump of that direction only
+	raw      atomic.Bool // the client does not speak ZooKeeper framing
+
 	// guarded by Proxy.mu
-	dropState int  // dropNone, dropWriting, dropArmed
-	draining  bool // the client side is gone; the server side is being drained
+	dropState int                  // dropNone, dropWriting, dropArmed
+	draining  bool                 // the client side is gone; the server side is being drained
+	held      map[int32]*HeldReply // claimed holds by request xid
 }
 
 const (
@@ -70,7 +81,8 @@ func NewProxy(target string) (*Proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{target: target, ln: ln, ctx: ctx, cancel: cancel,
-		changed: make(chan struct{}), conns: map[*proxyConn]struct{}{}}
+		changed: make(chan struct{}), conns: map[*proxyConn]struct{}{},
+		reqs: map[Op]int{}, watchReqs: map[Op]int{}}
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
@@ -243,7 +255,8 @@ func (p *Proxy) handle(client net.Conn) {
 		client.Close()
 		return
 	}
-	pc := &proxyConn{client: client, server: server, done: make(chan struct{})}
+	pc := &proxyConn{client: client, server: server, done: make(chan struct{}),
+		held: map[int32]*HeldReply{}}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -259,6 +272,7 @@ func (p *Proxy) handle(client net.Conn) {
 	}()
 	p.pump(pc, false)
 	pc.close()
+	p.loseHolds(pc)
 	p.mu.Lock()
 	delete(p.conns, pc)
 	p.mu.Unlock()
@@ -319,6 +333,7 @@ func (p *Proxy) pump(pc *proxyConn, up bool) {
 				return
 			}
 			if up {
+				p.observeRequests(pc, buf[:n])
 				if !p.forwardRequest(pc, buf[:n]) {
 					pc.close()
 					return
@@ -332,8 +347,7 @@ func (p *Proxy) pump(pc *proxyConn, up bool) {
 					p.dropForRequest(pc)
 					return
 				}
-				if _, err := dst.Write(buf[:n]); err != nil {
-					pc.close()
+				if !p.deliverReplies(pc, buf[:n]) {
 					return
 				}
 			}
@@ -347,6 +361,9 @@ func (p *Proxy) pump(pc *proxyConn, up bool) {
 			}
 			// a partition would not deliver the close either
 			p.waitPass(pc)
+			if !up {
+				_, _ = dst.Write(pc.down.flush()) // a partial packet, as TCP would
+			}
 			pc.close()
 			return
 		}

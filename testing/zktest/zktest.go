@@ -4,8 +4,9 @@
 //   - [Server] is one standalone server (curator-test TestingServer),
 //   - [Cluster] is an ensemble of N servers on loopback (TestingCluster),
 //   - [Proxy] is a TCP proxy between a client and a server for fault
-//     injection (partitions, dropped connections, lost responses); curator
-//     tests do this with Java-side hooks, here it happens on the wire,
+//     injection (partitions, dropped connections, lost or held replies)
+//     that also counts requests per op code; curator tests do this with
+//     Java-side hooks, here it happens on the wire,
 //   - [ExpireSession] makes the server expire a client's session for real
 //     (curator-test's KillSession, but by a partition instead of a second
 //     client stealing the session password).
