@@ -12,8 +12,8 @@ import (
 	"github.com/gocurator/curator/framework"
 )
 
-// serverWatchers returns the ids of the sessions the server has a watch of
-// (any kind) on the server path p for.
+// serverWatchers returns the ids of the sessions the server has a data or
+// exists watch of on the server path p for (wchp lists no child watches).
 func serverWatchers(t testing.TB, p string) []int64 {
 	t.Helper()
 	byPath, err := shared.WatchesByPath()
