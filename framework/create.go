@@ -184,6 +184,9 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 	v, err, pending := callPending(c, ctx, "create", userPath, func(conn *zk.Conn) (res, error) {
 		sid := conn.SessionID()
 		if co.protected && !first {
+			if protectedRetryHook != nil {
+				protectedRetryHook()
+			}
 			found, err := findProtected(conn, parentFull, id)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return res{}, err
@@ -196,7 +199,11 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 				if err != nil {
 					return res{}, err
 				}
-				if ok && st.EphemeralOwner == sid {
+				// Adopt the node only if it is of our CURRENT session: the
+				// connection's, and the one the client has not declared
+				// lost. A node of the previous session, which the server
+				// has not expired yet, must not be adopted (CURATOR-498).
+				if ok && st.EphemeralOwner == sid && sid == c.currentSessionID() {
 					return res{found, sid}, nil
 				}
 				if ok { // made in a session that is gone: never adopt it (CURATOR-498)
@@ -240,6 +247,21 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 		n.Session = c.SessionFor(v.sid)
 	}
 	return n, nil
+}
+
+// protectedRetryHook, if set (tests only), runs at the start of every
+// retry of a protected create, before it looks for its node.
+var protectedRetryHook func()
+
+// currentSessionID is the id of the session the client holds now, 0 when
+// it has none (declared lost, or not yet connected).
+func (c *Client) currentSessionID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == nil {
+		return 0
+	}
+	return c.session.id
 }
 
 // createResult is what one create attempt made: the server path and the

@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -44,11 +45,16 @@ func FuzzValidatePath(f *testing.F) {
 
 // FuzzProtectedName: a protected name always round-trips; anything else
 // never panics and normalizes to a suffix of itself.
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
 func FuzzProtectedName(f *testing.F) {
 	f.Add("lock-", "5b3c2e1a-0000-4000-8000-000000000000")
 	f.Add("__READ__0000000001", "")
 	f.Add("", "x")
 	f.Add("_c_5b3c2e1a-0000-4000-8000-000000000000-lease-0000000002", "short")
+	// 36 characters, but not a UUID: not protected, as in Curator.
+	f.Add("_c_"+strings.Repeat("x", 36)+"-lock-0000000001", "5b3c2e1a00000-4000-8000-00000000000")
+	f.Add("_c_5B3C2E1A-0000-4000-8000-00000000000F-lease-", "5b3c2e1a-0000-4000-8000-00000000000g")
 	f.Fuzz(func(t *testing.T, name, id string) {
 		if framework.IsProtected(name) {
 			got, ok := framework.ProtectedID(name)
@@ -58,10 +64,14 @@ func FuzzProtectedName(f *testing.F) {
 		} else if framework.NormalizeName(name) != name {
 			t.Fatalf("unprotected %q normalized to %q", name, framework.NormalizeName(name))
 		}
-		if len(id) == 36 && name != "" {
+		if name != "" {
+			// With a UUID for id, the name is protected and round-trips;
+			// with anything else, it is protected only if id itself
+			// starts with a UUID and a "-" (checked above).
 			p := framework.ProtectedName(id, name)
 			got, ok := framework.ProtectedID(p)
-			if !ok || got != id || framework.NormalizeName(p) != name {
+			if uuid := uuidRE.MatchString(id); (uuid && (!ok || got != id || framework.NormalizeName(p) != name)) ||
+				(!uuid && ok && !uuidRE.MatchString(got)) {
 				t.Fatalf("ProtectedName(%q, %q) = %q: id %q ok %v normalized %q", id, name, p, got, ok, framework.NormalizeName(p))
 			}
 		}

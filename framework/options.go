@@ -1,11 +1,14 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -217,7 +220,7 @@ func defaultOptions() options {
 		connectionTimeout: DefaultConnectionTimeout,
 		retryPolicy:       policy,
 		acl:               OpenACL,
-		defaultData:       localAddress(),
+		defaultData:       append([]byte(nil), localAddress()...),
 		dialer:            net.DialTimeout,
 		logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		expirePercent:     100,
@@ -225,15 +228,28 @@ func defaultOptions() options {
 	}
 }
 
-// localAddress is Curator's default node data: the local host's IP address.
-func localAddress() []byte {
-	addrs, err := net.InterfaceAddrs()
-	if err == nil {
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
-				return []byte(ipn.IP.String())
-			}
+// localAddress is Curator's default node data
+// (CuratorFrameworkFactory.getLocalAddress):
+// InetAddress.getLocalHost().getHostAddress(), the address the host NAME
+// resolves to (IPv4 first, as Java prefers it; often 127.0.0.1 or
+// 127.0.1.1 on Debian), so that tools reading Curator's nodes read ours the
+// same. Empty when the name does not resolve, as in Curator. Looked up
+// once per process, as Java caches it.
+var localAddress = sync.OnceValue(func() []byte {
+	host, err := os.Hostname()
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return nil
+	}
+	for _, ip := range ips {
+		if ip4 := ip.To4(); ip4 != nil {
+			return []byte(ip4.String())
 		}
 	}
-	return []byte("127.0.0.1")
-}
+	return []byte(ips[0].String())
+})

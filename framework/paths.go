@@ -35,10 +35,13 @@ func validatePath(path string, sequential bool) error {
 	if !utf8.ValidString(path) {
 		return bad("not valid UTF-8")
 	}
-	for _, part := range strings.Split(path[1:], "/") {
+	parts := strings.Split(path[1:], "/")
+	for i, part := range parts {
 		switch part {
 		case "":
-			if !sequential {
+			// ZooKeeper validates a sequential path with the sequence
+			// number appended: only the last component may be empty.
+			if !sequential || i < len(parts)-1 {
 				return bad("empty component")
 			}
 		case ".", "..":

@@ -42,10 +42,35 @@ func NewProtectedID() string {
 // ProtectedName returns the protected form of name for id.
 func ProtectedName(id, name string) string { return ProtectedPrefix + id + "-" + name }
 
-// IsProtected reports whether a node name carries a protection prefix
-// (Curator's ProtectedUtils.isProtectedZNode).
+// IsProtected reports whether a node name carries a protection prefix:
+// "_c_", a UUID (8-4-4-4-12 hex digits), "-", and a non-empty rest
+// (Curator's ProtectedUtils.isProtectedZNode). A name that merely starts
+// with "_c_" is not protected.
 func IsProtected(name string) bool {
-	return len(name) > protectedHeadLen && strings.HasPrefix(name, ProtectedPrefix) && name[protectedHeadLen-1] == '-'
+	return len(name) > protectedHeadLen && strings.HasPrefix(name, ProtectedPrefix) &&
+		name[protectedHeadLen-1] == '-' && isUUID(name[len(ProtectedPrefix):protectedHeadLen-1])
+}
+
+// isUUID reports whether s is 36 characters of hex digits in groups of
+// 8-4-4-4-12, as java.util.UUID prints one.
+func isUUID(s string) bool {
+	if len(s) != protectedIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ProtectedID returns the UUID of a protected node name, if it has one

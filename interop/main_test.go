@@ -83,6 +83,7 @@ func TestCurator(t *testing.T) {
 		{"MutexQueueOrder", testMutexQueueOrder},
 		{"MutexRevocation", testMutexRevocation},
 		{"NodeData", testNodeData},
+		{"ProtectedNames", testProtectedNames},
 		{"ForeignChildren", testForeignChildren},
 		{"ReadWrite", testReadWrite},
 		{"ReadWriteQueue", testReadWriteQueue},

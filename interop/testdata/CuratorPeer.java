@@ -5,6 +5,7 @@
 //
 //   connect <connectString>                      -> ok
 //   localaddress                                 -> ok <CuratorFrameworkFactory.getLocalAddress()>
+//   protected <nodeName>                         -> ok <true|false> <id|-> <normalized>  ProtectedUtils
 //   mutex-acquire <path> <timeoutMs>             -> ok <lockNode> | timeout      InterProcessMutex
 //   mutex-acquire-revocable <path> <timeoutMs>   -> ok <lockNode> | timeout      ... after makeRevocable
 //   mutex-release <path>                         -> ok
@@ -40,6 +41,7 @@ import java.util.*;
 import java.util.concurrent.*;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.locks.*;
@@ -152,6 +154,10 @@ public class CuratorPeer {
                 return client.blockUntilConnected(60, TimeUnit.SECONDS) ? "ok" : "error not connected in 60s";
             case "localaddress":
                 return "ok " + new String(CuratorFrameworkFactory.getLocalAddress(), StandardCharsets.UTF_8);
+
+            case "protected":
+                return "ok " + ProtectedUtils.isProtectedZNode(a[1]) + " "
+                        + ProtectedUtils.extractProtectedId(a[1]).orElse("-") + " " + ProtectedUtils.normalize(a[1]);
 
             case "mutex-acquire": {
                 Mutex m = mutex(a[1]);

@@ -1,0 +1,16 @@
+package framework
+
+// SetProtectedRetryHook sets protectedRetryHook for one test.
+func SetProtectedRetryHook(f func()) (restore func()) {
+	protectedRetryHook = f
+	return func() { protectedRetryHook = nil }
+}
+
+// DeclareSessionLost makes the client declare its session lost, as its
+// simulated expiration does (onExpireTimerLocked) before it opens a new
+// handle, while the server still keeps the session.
+func DeclareSessionLost(c *Client) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loseSessionLocked(ErrSessionLost)
+}
