@@ -258,7 +258,7 @@ var protectedRetryHook func()
 func (c *Client) currentSessionID() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.session == nil {
+	if c.session == nil || c.session.Lost() { // Session() keeps the last lost one
 		return 0
 	}
 	return c.session.id
