@@ -9,8 +9,9 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
@@ -23,7 +24,9 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const members = 4
-	var wg sync.WaitGroup
+	// A member's failure cancels the others and is reported after every
+	// client and the local ZooKeeper are closed.
+	g, ctx := errgroup.WithContext(ctx)
 	for i := 1; i <= members; i++ {
 		client, err := framework.New(srv.ConnectString())
 		if err != nil {
@@ -34,22 +37,23 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			time.Sleep(time.Duration(i) * 100 * time.Millisecond) // members arrive at different times
 			fmt.Printf("member %d enters\n", i)
 			if err := db.Enter(ctx); err != nil {
-				log.Fatal(err)
+				return err
 			}
 			fmt.Printf("member %d: all %d are in, computing\n", i, members)
 			time.Sleep(time.Duration(members-i) * 100 * time.Millisecond)
 			fmt.Printf("member %d leaves\n", i)
 			if err := db.Leave(ctx); err != nil {
-				log.Fatal(err)
+				return err
 			}
 			fmt.Printf("member %d: all have left\n", i)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		log.Print(err)
+	}
 }

@@ -10,8 +10,9 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
@@ -24,7 +25,7 @@ func main() {
 	ctx := context.Background()
 	accounts := []string{"/examples/accounts/alice", "/examples/accounts/bob"}
 
-	var wg sync.WaitGroup
+	var g errgroup.Group // the first failure is reported after the clients close
 	for i := 1; i <= 2; i++ {
 		client, err := framework.New(srv.ConnectString())
 		if err != nil {
@@ -35,20 +36,19 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			if err := ml.Lock(ctx); err != nil {
-				log.Fatal(err)
+				return err
 			}
 			fmt.Printf("transfer %d holds both accounts\n", i)
 			time.Sleep(200 * time.Millisecond)
-			if err := ml.Unlock(ctx); err != nil {
-				log.Fatal(err)
-			}
-		}()
+			return ml.Unlock(ctx)
+		})
 	}
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		log.Print(err)
+		return
+	}
 
 	// Opposite order (bob, then alice) while another process holds alice:
 	// it takes bob, waits for alice until the deadline, and rolls bob back.

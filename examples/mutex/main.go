@@ -9,8 +9,9 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
@@ -23,7 +24,10 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	var wg sync.WaitGroup
+	// A worker's failure cancels the others and is reported after every
+	// client and the local ZooKeeper are closed (log.Fatal in a goroutine
+	// would skip those defers).
+	g, ctx := errgroup.WithContext(ctx)
 	for i := 1; i <= 3; i++ {
 		client, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(5*time.Second))
 		if err != nil {
@@ -34,9 +38,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for round := 0; round < 2; round++ {
 				err := m.Do(ctx, func(ctx context.Context) error {
 					token, err := m.FencingToken(ctx)
@@ -49,11 +51,15 @@ func main() {
 					return err
 				})
 				if err != nil {
-					log.Printf("client %d: %v", i, err)
+					return fmt.Errorf("client %d: %w", i, err)
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		log.Print(err)
+		return
+	}
 	fmt.Println("done")
 }

@@ -9,9 +9,10 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
@@ -24,7 +25,9 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var working, peak atomic.Int32
-	var wg sync.WaitGroup
+	// A worker's failure cancels the others and is reported after every
+	// client and the local ZooKeeper are closed.
+	g, ctx := errgroup.WithContext(ctx)
 	for i := 1; i <= 6; i++ {
 		client, err := framework.New(srv.ConnectString())
 		if err != nil {
@@ -35,13 +38,10 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			lease, err := sem.Acquire(ctx)
 			if err != nil {
-				log.Printf("worker %d: %v", i, err)
-				return
+				return fmt.Errorf("worker %d: %w", i, err)
 			}
 			n := working.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -49,9 +49,16 @@ func main() {
 			fmt.Printf("worker %d got lease %s (%d working)\n", i, lease.Node()[len("/examples/semaphore/leases/"):], n)
 			time.Sleep(300 * time.Millisecond)
 			working.Add(-1)
-			lease.Release(ctx)
-		}()
+			// An error here means the lease was lost while held.
+			if err := lease.Release(ctx); err != nil {
+				return fmt.Errorf("worker %d: %w", i, err)
+			}
+			return nil
+		})
 	}
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		log.Print(err)
+		return
+	}
 	fmt.Println("most workers at once:", peak.Load())
 }
