@@ -181,7 +181,7 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 
 	type res = createResult
 	first := true
-	v, err, pending := callPending(c, ctx, "create", userPath, func(conn *zk.Conn) (res, error) {
+	v, pending, err := callPending(c, ctx, "create", userPath, func(conn *zk.Conn) (res, error) {
 		sid := conn.SessionID()
 		if co.protected && !first {
 			if protectedRetryHook != nil {

@@ -20,13 +20,13 @@ type outcome[T any] struct {
 // go-zookeeper calls cannot be cancelled, so an abandoned call finishes in
 // the background; pending then yields its real outcome (for cleanup). When
 // ctx cannot be cancelled, fn runs on the caller's goroutine.
-func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, err error, pending <-chan outcome[T]) {
+func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, pending <-chan outcome[T], err error) {
 	if ctx.Done() == nil {
 		v, err = fn()
-		return v, err, nil
+		return v, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return v, err, nil
+		return v, nil, err
 	}
 	ch := make(chan outcome[T], 1)
 	go func() {
@@ -35,14 +35,14 @@ func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, err error, 
 	}()
 	select {
 	case o := <-ch:
-		return o.v, o.err, nil
+		return o.v, nil, o.err
 	case <-ctx.Done():
 		select {
 		case o := <-ch:
-			return o.v, o.err, nil
+			return o.v, nil, o.err
 		default:
 		}
-		return v, ctx.Err(), ch
+		return v, ch, ctx.Err()
 	}
 }
 
@@ -60,16 +60,16 @@ var beforeAttempt atomic.Pointer[func(c *Client, op string)]
 // fails (go-zookeeper would queue it until some reconnection). ctx bounds
 // the whole loop. Errors come back as *OpError.
 func call[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, error) {
-	v, err, _ := callPending(c, ctx, op, path, fn)
+	v, _, err := callPending(c, ctx, op, path, fn)
 	return v, err
 }
 
 // callPending is call that also hands back, when ctx ended an attempt that
 // was still in flight, a channel with that attempt's real outcome.
-func callPending[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, error, <-chan outcome[T]) {
+func callPending[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, <-chan outcome[T], error) {
 	var zero T
 	if ctx == nil {
-		return zero, &OpError{op, path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}, nil
+		return zero, nil, &OpError{op, path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}
 	}
 	start := time.Now()
 	connDeadline := start.Add(c.opts.connectionTimeout)
@@ -79,7 +79,7 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 			if ctxErr(err) {
 				err = c.ended(ctx)
 			}
-			return zero, &OpError{op, path, err}, nil
+			return zero, nil, &OpError{op, path, err}
 		}
 		if err == nil {
 			if h := beforeAttempt.Load(); h != nil {
@@ -89,21 +89,21 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 				v       T
 				pending <-chan outcome[T]
 			)
-			v, err, pending = attempt(ctx, func() (T, error) { return fn(conn) })
+			v, pending, err = attempt(ctx, func() (T, error) { return fn(conn) })
 			if err == nil {
 				return v, nil, nil
 			}
 			if pending != nil || ctxErr(err) {
-				return zero, &OpError{op, path, c.ended(ctx)}, pending
+				return zero, pending, &OpError{op, path, c.ended(ctx)}
 			}
 			err = classify(err, c.isClosed())
 		}
 		if !retryable(err) {
-			return zero, &OpError{op, path, err}, nil
+			return zero, nil, &OpError{op, path, err}
 		}
 		sleep, ok := c.opts.retryPolicy.Next(n, time.Since(start))
 		if !ok {
-			return zero, &OpError{op, path, err}, nil
+			return zero, nil, &OpError{op, path, err}
 		}
 		c.opts.logger.Debug("retrying", "op", op, "path", path, "retry", n+1, "sleep", sleep, "err", err)
 		if sleep > 0 {
@@ -112,10 +112,10 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return zero, &OpError{op, path, c.ended(ctx)}, nil
+				return zero, nil, &OpError{op, path, c.ended(ctx)}
 			case <-c.ctx.Done():
 				t.Stop()
-				return zero, &OpError{op, path, ErrClosed}, nil
+				return zero, nil, &OpError{op, path, ErrClosed}
 			}
 		}
 	}

@@ -18,15 +18,14 @@ import (
 // external ensemble (see NewExternal). All methods are safe for concurrent
 // use.
 type Server struct {
-	cfg     *config
-	inst    *install
-	dir     string // zoo.cfg, data/, zk.out
-	ownDir  string // removed by Close ("" for cluster members)
-	port    int    // fixed once the constructor returns
-	leases  []*portLease
-	member  *member
-	ext     *external
-	connect string
+	cfg    *config
+	inst   *install
+	dir    string // zoo.cfg, data/, zk.out
+	ownDir string // removed by Close ("" for cluster members)
+	port   int    // fixed once the constructor returns
+	leases []*portLease
+	member *member
+	ext    *external
 
 	opMu sync.Mutex // serializes Start, Stop and Close
 
