@@ -219,7 +219,7 @@ func testMutexRevocation(t *testing.T, e *env) {
 	if err := locks.Revoke(ctx, c, jNode); err != nil {
 		t.Fatal(err)
 	}
-	if data, _, err := c.Get(ctx, jNode); err != nil || !bytes.Equal(data, locks.RevokeMessage) {
+	if data, _, err := c.Get(ctx, jNode); err != nil || string(data) != locks.RevokeMessage {
 		t.Fatalf("after Revoke Curator's node holds %q (%v), want %q", data, err, locks.RevokeMessage)
 	}
 	if a := java.must("revoked " + p); a != "false" {

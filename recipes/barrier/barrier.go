@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // Barrier is a distributed barrier, the Go counterpart of Curator's
@@ -31,14 +31,8 @@ func NewBarrier(client *framework.Client, path string) (*Barrier, error) {
 }
 
 func checkArgs(client *framework.Client, path string) error {
-	if client == nil {
-		return fmt.Errorf("%w: nil client", ErrInvalidArgument)
-	}
-	if err := framework.ValidatePath(path); err != nil {
-		return fmt.Errorf("%w: barrier path: %w", ErrInvalidArgument, err)
-	}
-	if path == "/" {
-		return fmt.Errorf("%w: the barrier path cannot be /", ErrInvalidArgument)
+	if err := recipe.CheckArgs(client, "barrier", path); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	return nil
 }
@@ -108,13 +102,4 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			return fmt.Errorf("barrier: wait on %s: %w", b.path, ctx.Err())
 		}
 	}
-}
-
-// cleanupTimeout bounds the foreground part of the deletes done after a
-// failed or abandoned Enter or Leave (the caller's context may be done by
-// then); past it a member node is deleted in the background.
-const cleanupTimeout = 5 * time.Second
-
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // ReadyNode is the name of the node, under a double barrier's path, whose
@@ -307,7 +308,7 @@ func (d *DoubleBarrier) abandon(ctx context.Context, m *member) {
 		d.client.DeleteInBackground(m.node)
 		return
 	}
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := recipe.CleanupContext(ctx)
 	defer cancel()
 	if err := d.deleteMember(cctx, m); err != nil {
 		d.client.Logger().Warn("deleting our barrier member node", "node", m.node, "err", err)
@@ -468,7 +469,7 @@ func (d *DoubleBarrier) deleteReady(ctx context.Context, m *member) {
 	if m.readyStamp < 0 || !d.client.Connected() {
 		return // not ours to delete, or not now: the other members do it
 	}
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := recipe.CleanupContext(ctx)
 	defer cancel()
 	if d.hooks != nil && d.hooks.beforeDeleteReady != nil {
 		d.hooks.beforeDeleteReady()

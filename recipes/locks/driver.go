@@ -1,18 +1,17 @@
 package locks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // Decision is what a Predicate says about our contender node.
@@ -63,7 +62,7 @@ func isNoLeases(pred Predicate) bool {
 
 // RevokeMessage is the data Revoke writes into a holder's node to ask it to
 // release (Curator's LockInternals.REVOKE_MESSAGE).
-var RevokeMessage = []byte("__REVOKE__")
+const RevokeMessage = "__REVOKE__"
 
 // Driver is the one engine behind every lock-like recipe (Curator's
 // LockInternals with StandardLockInternalsDriver): each contender creates a
@@ -84,14 +83,8 @@ type Driver struct {
 // are every contender name that shares the queue (default: name alone; the
 // read-write lock passes both of its names).
 func NewDriver(client *framework.Client, path, name string, pred Predicate, sortNames ...string) (*Driver, error) {
-	if client == nil {
-		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
-	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: lock path: %w", ErrInvalidArgument, err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("%w: the lock path cannot be /", ErrInvalidArgument)
+	if err := recipe.CheckArgs(client, "lock", path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	if name == "" || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("%w: lock name %q", ErrInvalidArgument, name)
@@ -393,14 +386,10 @@ func (c *Contender) Delete(ctx context.Context) error {
 	return c.d.client.Delete(ctx, c.node, framework.Guaranteed(), framework.IgnoreMissing())
 }
 
-// cleanupTimeout bounds the foreground part of a clean-up delete after a
-// failed or abandoned acquire; past it the delete goes on in the background.
-const cleanupTimeout = 5 * time.Second
-
 // deleteQuietly deletes the node after a failed acquire, with a context of
 // its own (the caller's may be done): the node must not stay behind.
 func (c *Contender) deleteQuietly(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := recipe.CleanupContext(ctx)
 	defer cancel()
 	if err := c.Delete(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
 		c.d.client.Logger().Warn("deleting contender node after failed acquire", "node", c.node, "err", err)
@@ -444,7 +433,7 @@ func (c *Contender) WatchRevocation(stop <-chan struct{}, fn func()) {
 		if err != nil {
 			return
 		}
-		if bytes.Equal(data, RevokeMessage) {
+		if string(data) == RevokeMessage {
 			w.Stop()
 			fn()
 			return
@@ -469,7 +458,7 @@ func Revoke(ctx context.Context, client *framework.Client, node string) error {
 	if client == nil {
 		return fmt.Errorf("%w: nil client", ErrInvalidArgument)
 	}
-	_, err := client.Set(ctx, node, RevokeMessage, -1)
+	_, err := client.Set(ctx, node, []byte(RevokeMessage), -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}

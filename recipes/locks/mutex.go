@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // Locker is what every lock of this module satisfies (Curator's
@@ -270,7 +271,7 @@ func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) (err
 	defer func() {
 		// Release even if ctx is done, but never wait longer than a clean-up
 		// may: past that the delete goes on in the background.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		uctx, cancel := recipe.CleanupContext(ctx)
 		defer cancel()
 		// A loss found only by the release (the node was gone) is news.
 		uerr := m.Unlock(uctx)
@@ -304,15 +305,13 @@ func (m *Mutex) current() *hold {
 // IsAcquiredInThisProcess reports whether this instance holds the lock.
 func (m *Mutex) IsAcquiredInThisProcess() bool { return m.current() != nil }
 
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 // Lost returns a channel closed when the lock held now is lost; when the
 // mutex is not held, the channel is already closed.
 func (m *Mutex) Lost() <-chan struct{} {
 	if h := m.current(); h != nil {
 		return h.lost
 	}
-	return closedChan
+	return recipe.ClosedChan
 }
 
 // Node returns the path of our lock node while held, else "" (Curator's getLockPath).

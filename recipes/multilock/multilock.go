@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -261,8 +262,6 @@ func (ml *MultiLock) IsAcquiredInThisProcess() bool {
 	return true
 }
 
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 // Lost returns a channel closed when any member of the holding is lost
 // while the multi-lock is held; closed at once when it is not held. The
 // first call for a holding starts one goroutine, which Unlock ends; as for
@@ -272,7 +271,7 @@ func (ml *MultiLock) Lost() <-chan struct{} {
 	defer ml.mu.Unlock()
 	h := ml.h
 	if h == nil {
-		return closedChan
+		return recipe.ClosedChan
 	}
 	if h.done == nil {
 		h.done = make(chan struct{})

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -136,7 +137,7 @@ func (m *Mutex) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.lease == nil {
-		return closedChan
+		return recipe.ClosedChan
 	}
 	return m.lease.Lost()
 }
@@ -183,5 +184,3 @@ func (m *Mutex) held() (*Lease, error) {
 
 // Path returns the mutex's path.
 func (m *Mutex) Path() string { return m.s.path }
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -85,14 +85,8 @@ func NewWithSharedCount(client *framework.Client, path string, count *SharedCoun
 }
 
 func newSemaphore(client *framework.Client, path string, max func() int, wake func() <-chan struct{}, opts []Option) (*Semaphore, error) {
-	if client == nil {
-		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
-	}
-	if err := framework.ValidatePath(path); err != nil || path == "/" {
-		if err == nil {
-			err = errors.New("the semaphore path cannot be /")
-		}
-		return nil, fmt.Errorf("%w: path %q: %w", ErrInvalidArgument, path, err)
+	if err := recipe.CheckArgs(client, "semaphore", path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	var o options
 	for _, opt := range opts {
@@ -155,8 +149,6 @@ func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
 
-const cleanupTimeout = 5 * time.Second
-
 // maxVanished bounds how often an acquire starts over because a lease node
 // of ours was deleted by someone else while it waited (Curator retries per
 // its retry policy, RETRY_DUE_TO_MISSING_NODE).
@@ -164,12 +156,6 @@ const maxVanished = 3
 
 // errOursGone: one of the lease nodes of this acquire is missing.
 var errOursGone = errors.New("a lease node of ours is gone")
-
-// cleanupContext is for clean-ups after a failure: not ended by the caller's
-// context, but bounded (past it guaranteed deletes go on in the background).
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
 
 // acquire is Curator's internalAcquire1Lease for n leases at once: take the
 // internal lock, create the lease nodes, wait until the lease nodes number
@@ -206,7 +192,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		defer stop()
 	}
 	defer func() { // after any clean-up below: no orphan of ours is seen by the next holder
-		rctx, cancel := cleanupContext(ctx)
+		rctx, cancel := recipe.CleanupContext(ctx)
 		defer cancel()
 		if err := s.lock.Unlock(rctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
 			s.client.Logger().Warn("releasing the semaphore's internal lock", "path", s.path, "err", err)
@@ -314,7 +300,7 @@ func (s *Semaphore) deleteAll(ctx context.Context, made []*locks.Contender) {
 	if len(made) == 0 {
 		return
 	}
-	rctx, cancel := cleanupContext(ctx)
+	rctx, cancel := recipe.CleanupContext(ctx)
 	defer cancel()
 	for _, c := range made {
 		if err := c.Delete(rctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // SharedCount is Curator's SharedCount: an int shared through one node (4
@@ -44,14 +45,8 @@ type VersionedValue struct {
 // NewSharedCount returns a shared count at path, created with seed by Start
 // if it does not exist (SharedCount(client, path, seedValue)).
 func NewSharedCount(client *framework.Client, path string, seed int) (*SharedCount, error) {
-	if client == nil {
-		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
-	}
-	if err := framework.ValidatePath(path); err != nil || path == "/" {
-		if err == nil {
-			err = errors.New("the count path cannot be /")
-		}
-		return nil, fmt.Errorf("%w: path %q: %w", ErrInvalidArgument, path, err)
+	if err := recipe.CheckArgs(client, "count", path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	return &SharedCount{client: client, path: path, seed: seed, changed: make(chan struct{})}, nil
 }

@@ -1,0 +1,47 @@
+// Package recipe holds what every recipe needs once: the argument checks of
+// their constructors, the context of a clean-up that must run even after the
+// caller gave up, and an always-closed channel. It is internal: users import
+// the recipes, never this.
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+)
+
+// CheckArgs returns an error (to be wrapped with the recipe's own sentinel)
+// when client is nil or path cannot hold a recipe: an invalid path, or /
+// (a recipe's nodes are children of its path; / belongs to everyone).
+// what names the path in the message ("lock", "barrier"...).
+func CheckArgs(client *framework.Client, what, path string) error {
+	if client == nil {
+		return errors.New("nil client")
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return fmt.Errorf("%s path: %w", what, err)
+	}
+	if path == "/" {
+		return fmt.Errorf("the %s path cannot be /", what)
+	}
+	return nil
+}
+
+// CleanupTimeout bounds the foreground part of a clean-up delete (after a
+// failed or abandoned acquisition, or a release); past it the delete goes on
+// in the background, guaranteed by the framework.
+const CleanupTimeout = 5 * time.Second
+
+// CleanupContext is the context of such a clean-up: it keeps ctx's values
+// but not its end (the caller's ctx may be done already), bounded by
+// CleanupTimeout.
+func CleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+}
+
+// ClosedChan is a channel that is always closed: the Lost channel of
+// something not held.
+var ClosedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
