@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -148,7 +148,7 @@ func TestFaultsMutex(t *testing.T) {
 						entered = true
 					}
 				}
-				if err := m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) {
+				if err := m.Unlock(ctx); err != nil && !errors.Is(err, curator.ErrDeletePending) {
 					t.Logf("%s unlock: %v", name, err)
 				}
 				if stopped && entered {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/gocurator/curator"
 )
 
 // bgJob is an operation that must eventually succeed (a guaranteed delete,
@@ -30,13 +31,13 @@ func doneJob(err error) *bgJob {
 }
 
 // wait blocks until j is done (its outcome), the client is closed
-// (ErrClosed) or ctx is done (ctx's error).
+// (curator.ErrClosed) or ctx is done (ctx's error).
 func (j *bgJob) wait(ctx context.Context, closed <-chan struct{}) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)
 	}
 	if j == nil {
-		return fmt.Errorf("%w: no background operation", ErrInvalidArgument)
+		return fmt.Errorf("%w: no background operation", curator.ErrInvalidArgument)
 	}
 	select {
 	case <-j.done:
@@ -47,14 +48,14 @@ func (j *bgJob) wait(ctx context.Context, closed <-chan struct{}) error {
 	case <-j.done:
 		return j.err
 	case <-closed:
-		return ErrClosed
+		return curator.ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
 // background runs jobs one at a time on one goroutine. Every job submitted
-// ends: done, refused, or abandoned (ErrClosed) when the client is closed,
+// ends: done, refused, or abandoned (curator.ErrClosed) when the client is closed,
 // whether it was queued, waiting to be retried, or submitted after Close.
 type background struct {
 	c *Client
@@ -91,7 +92,7 @@ func (b *background) settleLocked() {
 }
 
 // submit queues fn; the job's done channel is closed when it is done. On a
-// closed client the job is done at once, with ErrClosed.
+// closed client the job is done at once, with curator.ErrClosed.
 func (b *background) submit(name string, fn func(ctx context.Context) error) *bgJob {
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval = 50 * time.Millisecond
@@ -102,7 +103,7 @@ func (b *background) submit(name string, fn func(ctx context.Context) error) *bg
 	if b.closed {
 		b.abandoned = true
 		b.mu.Unlock()
-		j.err = ErrClosed
+		j.err = curator.ErrClosed
 		close(j.done)
 		return j
 	}
@@ -140,7 +141,7 @@ func (b *background) finish(j *bgJob, err error) {
 		return
 	}
 	delete(b.jobs, j)
-	if err == ErrClosed {
+	if err == curator.ErrClosed {
 		b.abandoned = true
 	}
 	b.settleLocked()
@@ -149,7 +150,7 @@ func (b *background) finish(j *bgJob, err error) {
 	close(j.done)
 }
 
-// closeAll ends every job not done with ErrClosed, and every later submit.
+// closeAll ends every job not done with curator.ErrClosed, and every later submit.
 func (b *background) closeAll() {
 	b.mu.Lock()
 	b.closed = true
@@ -162,7 +163,7 @@ func (b *background) closeAll() {
 	}
 	b.mu.Unlock()
 	for _, j := range jobs {
-		b.finish(j, ErrClosed)
+		b.finish(j, curator.ErrClosed)
 	}
 }
 
@@ -184,7 +185,7 @@ func (b *background) run() {
 				b.finish(j, nil)
 				continue
 			case ctx.Err() != nil: // abandoned by Close
-				b.finish(j, ErrClosed)
+				b.finish(j, curator.ErrClosed)
 				continue
 			case !retryable(err):
 				b.c.opts.logger.Warn("background operation failed", "op", j.name, "err", err)
@@ -218,11 +219,11 @@ func (c *Client) PendingBackground() int {
 }
 
 // WaitBackground waits until no background operation is pending, or ctx is
-// done. It returns nil when every one is done, ErrClosed if the client was
+// done. It returns nil when every one is done, curator.ErrClosed if the client was
 // closed with some not done (Close abandons them), or ctx's error.
 func (c *Client) WaitBackground(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)
 	}
 	b := c.bg
 	b.mu.Lock()
@@ -233,7 +234,7 @@ func (c *Client) WaitBackground(ctx context.Context) error {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if b.abandoned {
-			return ErrClosed
+			return curator.ErrClosed
 		}
 		return nil
 	case <-ctx.Done():

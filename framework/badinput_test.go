@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -45,18 +46,18 @@ func pathOps(c *framework.Client) map[string]func(ctx context.Context, p string)
 		"CreateNode": func(ctx context.Context, p string) error { _, err := c.CreateNode(ctx, p, nil); return err },
 		"Delete":     func(ctx context.Context, p string) error { return c.Delete(ctx, p) },
 		"DeleteGuaranteed": func(ctx context.Context, p string) error {
-			return c.Delete(ctx, p, framework.Guaranteed(), framework.WithChildren())
+			return c.Delete(ctx, p, framework.WithGuarantee(), framework.WithChildren())
 		},
 		"Get":       func(ctx context.Context, p string) error { _, _, err := c.Get(ctx, p); return err },
 		"GetW":      func(ctx context.Context, p string) error { _, _, _, err := c.GetW(ctx, p); return err },
-		"Set":       func(ctx context.Context, p string) error { _, err := c.Set(ctx, p, nil, -1); return err },
+		"Set":       func(ctx context.Context, p string) error { _, err := c.Set(ctx, p, nil); return err },
 		"Children":  func(ctx context.Context, p string) error { _, _, err := c.Children(ctx, p); return err },
 		"ChildrenW": func(ctx context.Context, p string) error { _, _, _, err := c.ChildrenW(ctx, p); return err },
 		"Exists":    func(ctx context.Context, p string) error { _, _, err := c.Exists(ctx, p); return err },
 		"ExistsW":   func(ctx context.Context, p string) error { _, _, _, err := c.ExistsW(ctx, p); return err },
 		"Sync":      func(ctx context.Context, p string) error { return c.Sync(ctx, p) },
 		"GetACL":    func(ctx context.Context, p string) error { _, _, err := c.GetACL(ctx, p); return err },
-		"SetACL":    func(ctx context.Context, p string) error { _, err := c.SetACL(ctx, p, acl, -1); return err },
+		"SetACL":    func(ctx context.Context, p string) error { _, err := c.SetACL(ctx, p, acl); return err },
 		"MultiCreate": func(ctx context.Context, p string) error {
 			_, err := c.Multi(ctx, framework.CreateOp{Path: p})
 			return err
@@ -94,23 +95,23 @@ func TestBadInputTouchesNothing(t *testing.T) {
 	}
 	for name, op := range pathOps(c) {
 		for _, p := range badPaths {
-			check(fmt.Sprintf("%s(%q)", name, p), op(ctx, p), framework.ErrInvalidPath)
-			check(fmt.Sprintf("%s(nil ctx, %q)", name, p), op(nilCtx, p), framework.ErrInvalidPath)
+			check(fmt.Sprintf("%s(%q)", name, p), op(ctx, p), curator.ErrInvalidPath)
+			check(fmt.Sprintf("%s(nil ctx, %q)", name, p), op(nilCtx, p), curator.ErrInvalidPath)
 		}
-		check(name+"(nil ctx)", op(nilCtx, "/ok"), framework.ErrInvalidArgument)
+		check(name+"(nil ctx)", op(nilCtx, "/ok"), curator.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath("/ok/fine-name_1"); err != nil {
 		t.Errorf("ValidatePath of a good path: %v", err)
 	}
 	for _, p := range badPaths {
-		check(fmt.Sprintf("ValidatePath(%q)", p), framework.ValidatePath(p), framework.ErrInvalidPath)
+		check(fmt.Sprintf("ValidatePath(%q)", p), framework.ValidatePath(p), curator.ErrInvalidPath)
 	}
 
 	// Sequential creates may end with "/": the server appends the number.
 	// Everything else about the path is checked as usual.
 	for _, p := range []string{"", "a/", "/a/../", "/a\x00/"} {
 		_, err := c.Create(ctx, p, nil, framework.WithMode(framework.ModePersistentSequential))
-		check(fmt.Sprintf("sequential Create(%q)", p), err, framework.ErrInvalidPath)
+		check(fmt.Sprintf("sequential Create(%q)", p), err, curator.ErrInvalidPath)
 	}
 
 	rootOnly := []struct {
@@ -126,39 +127,39 @@ func TestBadInputTouchesNothing(t *testing.T) {
 		}{name, err, want})
 	}
 	_, err := c.Create(ctx, "/", nil)
-	add("Create(/)", err, framework.ErrInvalidPath)
-	add("Delete(/)", c.Delete(ctx, "/", framework.Guaranteed()), framework.ErrInvalidPath)
+	add("Create(/)", err, curator.ErrInvalidPath)
+	add("Delete(/)", c.Delete(ctx, "/", framework.WithGuarantee()), curator.ErrInvalidPath)
 	_, err = c.Create(ctx, "/ok", nil, framework.WithMode(framework.CreateMode(-1)))
-	add("Create mode -1", err, framework.ErrInvalidArgument)
+	add("Create mode -1", err, curator.ErrInvalidArgument)
 	_, err = c.Create(ctx, "/ok", nil, framework.WithMode(framework.CreateMode(99)))
-	add("Create mode 99", err, framework.ErrInvalidArgument)
+	add("Create mode 99", err, curator.ErrInvalidArgument)
 	_, err = c.Create(ctx, "/ok", nil, framework.WithACL())
-	add("Create empty ACL", err, framework.ErrInvalidArgument)
+	add("Create empty ACL", err, curator.ErrInvalidArgument)
 	_, err = c.Create(ctx, "/ok", nil, framework.WithMode(framework.ModePersistentTTL), framework.WithTTL(0))
-	add("Create TTL 0", err, framework.ErrInvalidArgument)
+	add("Create TTL 0", err, curator.ErrInvalidArgument)
 	_, err = c.Create(ctx, "/ok", nil, framework.WithMode(framework.ModePersistentSequentialTTL), framework.WithTTL(-time.Second))
-	add("Create TTL negative", err, framework.ErrInvalidArgument)
+	add("Create TTL negative", err, curator.ErrInvalidArgument)
 	_, err = c.Create(ctx, "/ok", nil, framework.WithTTL(time.Second))
-	add("Create TTL without TTL mode", err, framework.ErrInvalidArgument)
-	_, err = c.SetACL(ctx, "/ok", nil, -1)
-	add("SetACL nil ACL", err, framework.ErrInvalidArgument)
-	_, err = c.SetACL(ctx, "/ok", []zk.ACL{}, -1)
-	add("SetACL empty ACL", err, framework.ErrInvalidArgument)
+	add("Create TTL without TTL mode", err, curator.ErrInvalidArgument)
+	_, err = c.SetACL(ctx, "/ok", nil)
+	add("SetACL nil ACL", err, curator.ErrInvalidArgument)
+	_, err = c.SetACL(ctx, "/ok", []zk.ACL{})
+	add("SetACL empty ACL", err, curator.ErrInvalidArgument)
 	_, err = c.Multi(ctx)
-	add("Multi no ops", err, framework.ErrInvalidArgument)
+	add("Multi no ops", err, curator.ErrInvalidArgument)
 	_, err = c.Multi(ctx, framework.CheckOp{Path: "/ok", Version: -1}, nil)
-	add("Multi nil op", err, framework.ErrInvalidArgument)
+	add("Multi nil op", err, curator.ErrInvalidArgument)
 	_, err = c.Multi(nilCtx, framework.CheckOp{Path: "/ok", Version: -1})
-	add("Multi nil ctx", err, framework.ErrInvalidArgument)
+	add("Multi nil ctx", err, curator.ErrInvalidArgument)
 	for _, m := range []framework.CreateMode{framework.ModeContainer, framework.ModePersistentTTL, framework.ModePersistentSequentialTTL, 99} {
 		_, err = c.Multi(ctx, framework.CreateOp{Path: "/ok", Mode: m})
-		add(fmt.Sprintf("Multi CreateOp mode %d", m), err, framework.ErrInvalidArgument)
+		add(fmt.Sprintf("Multi CreateOp mode %d", m), err, curator.ErrInvalidArgument)
 	}
 	_, err = c.Multi(ctx, framework.CreateOp{Path: "/"})
-	add("Multi CreateOp /", err, framework.ErrInvalidPath)
+	add("Multi CreateOp /", err, curator.ErrInvalidPath)
 	_, err = c.Multi(ctx, framework.DeleteOp{Path: "/", Version: -1})
-	add("Multi DeleteOp /", err, framework.ErrInvalidPath)
-	add("BlockUntilConnected nil ctx", c.BlockUntilConnected(nilCtx), framework.ErrInvalidArgument)
+	add("Multi DeleteOp /", err, curator.ErrInvalidPath)
+	add("BlockUntilConnected nil ctx", c.BlockUntilConnected(nilCtx), curator.ErrInvalidArgument)
 	for _, r := range rootOnly {
 		check(r.name, r.err, r.want)
 	}
@@ -188,31 +189,31 @@ func TestNewBadInput(t *testing.T) {
 		opts    []framework.Option
 		want    error
 	}{
-		{"empty connect string", "", nil, framework.ErrInvalidArgument},
-		{"blank connect string", "  ", nil, framework.ErrInvalidArgument},
-		{"empty host", "127.0.0.1:2181,,x:1", nil, framework.ErrInvalidArgument},
-		{"port only", ":2181", nil, framework.ErrInvalidArgument},
-		{"port 0", "127.0.0.1:0", nil, framework.ErrInvalidArgument},
-		{"port too big", "127.0.0.1:65536", nil, framework.ErrInvalidArgument},
-		{"port not a number", "127.0.0.1:zk", nil, framework.ErrInvalidArgument},
-		{"bad chroot", good + "/a/", nil, framework.ErrInvalidPath},
-		{"bad chroot component", good + "/a//b", nil, framework.ErrInvalidPath},
-		{"session timeout 0", good, []framework.Option{framework.WithSessionTimeout(0)}, framework.ErrInvalidArgument},
-		{"session timeout negative", good, []framework.Option{framework.WithSessionTimeout(-time.Second)}, framework.ErrInvalidArgument},
-		{"connection timeout 0", good, []framework.Option{framework.WithConnectionTimeout(0)}, framework.ErrInvalidArgument},
-		{"connection timeout negative", good, []framework.Option{framework.WithConnectionTimeout(-1)}, framework.ErrInvalidArgument},
-		{"nil retry policy", good, []framework.Option{framework.WithRetryPolicy(nil)}, framework.ErrInvalidArgument},
-		{"namespace with slash", good, []framework.Option{framework.WithNamespace("a/")}, framework.ErrInvalidArgument},
-		{"namespace with dot-dot", good, []framework.Option{framework.WithNamespace("..")}, framework.ErrInvalidArgument},
-		{"namespace with nul", good, []framework.Option{framework.WithNamespace("a\x00")}, framework.ErrInvalidArgument},
-		{"empty auth scheme", good, []framework.Option{framework.WithAuth("", []byte("u:p"))}, framework.ErrInvalidArgument},
-		{"nil ACL provider", good, []framework.Option{framework.WithACLProvider(nil)}, framework.ErrInvalidArgument},
-		{"nil dialer", good, []framework.Option{framework.WithDialer(nil)}, framework.ErrInvalidArgument},
-		{"nil logger", good, []framework.Option{framework.WithLogger(nil)}, framework.ErrInvalidArgument},
-		{"expiration percent 0", good, []framework.Option{framework.WithSessionExpirationPercent(0)}, framework.ErrInvalidArgument},
-		{"expiration percent -1", good, []framework.Option{framework.WithSessionExpirationPercent(-1)}, framework.ErrInvalidArgument},
-		{"expiration percent 101", good, []framework.Option{framework.WithSessionExpirationPercent(101)}, framework.ErrInvalidArgument},
-		{"bad option among good ones", good, []framework.Option{framework.WithNamespace("x"), framework.WithSessionTimeout(-1), framework.WithLogger(nil)}, framework.ErrInvalidArgument},
+		{"empty connect string", "", nil, curator.ErrInvalidArgument},
+		{"blank connect string", "  ", nil, curator.ErrInvalidArgument},
+		{"empty host", "127.0.0.1:2181,,x:1", nil, curator.ErrInvalidArgument},
+		{"port only", ":2181", nil, curator.ErrInvalidArgument},
+		{"port 0", "127.0.0.1:0", nil, curator.ErrInvalidArgument},
+		{"port too big", "127.0.0.1:65536", nil, curator.ErrInvalidArgument},
+		{"port not a number", "127.0.0.1:zk", nil, curator.ErrInvalidArgument},
+		{"bad chroot", good + "/a/", nil, curator.ErrInvalidPath},
+		{"bad chroot component", good + "/a//b", nil, curator.ErrInvalidPath},
+		{"session timeout 0", good, []framework.Option{framework.WithSessionTimeout(0)}, curator.ErrInvalidArgument},
+		{"session timeout negative", good, []framework.Option{framework.WithSessionTimeout(-time.Second)}, curator.ErrInvalidArgument},
+		{"connection timeout 0", good, []framework.Option{framework.WithConnectionTimeout(0)}, curator.ErrInvalidArgument},
+		{"connection timeout negative", good, []framework.Option{framework.WithConnectionTimeout(-1)}, curator.ErrInvalidArgument},
+		{"nil retry policy", good, []framework.Option{framework.WithRetryPolicy(nil)}, curator.ErrInvalidArgument},
+		{"namespace with slash", good, []framework.Option{framework.WithNamespace("a/")}, curator.ErrInvalidArgument},
+		{"namespace with dot-dot", good, []framework.Option{framework.WithNamespace("..")}, curator.ErrInvalidArgument},
+		{"namespace with nul", good, []framework.Option{framework.WithNamespace("a\x00")}, curator.ErrInvalidArgument},
+		{"empty auth scheme", good, []framework.Option{framework.WithAuth("", []byte("u:p"))}, curator.ErrInvalidArgument},
+		{"nil ACL provider", good, []framework.Option{framework.WithACLProvider(nil)}, curator.ErrInvalidArgument},
+		{"nil dialer", good, []framework.Option{framework.WithDialer(nil)}, curator.ErrInvalidArgument},
+		{"nil logger", good, []framework.Option{framework.WithLogger(nil)}, curator.ErrInvalidArgument},
+		{"expiration percent 0", good, []framework.Option{framework.WithSessionExpirationPercent(0)}, curator.ErrInvalidArgument},
+		{"expiration percent -1", good, []framework.Option{framework.WithSessionExpirationPercent(-1)}, curator.ErrInvalidArgument},
+		{"expiration percent 101", good, []framework.Option{framework.WithSessionExpirationPercent(101)}, curator.ErrInvalidArgument},
+		{"bad option among good ones", good, []framework.Option{framework.WithNamespace("x"), framework.WithSessionTimeout(-1), framework.WithLogger(nil)}, curator.ErrInvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := framework.New(tc.connect, tc.opts...)
@@ -264,16 +265,16 @@ func TestClosedClient(t *testing.T) {
 	if c.Connected() {
 		t.Fatal("a closed client has a connection")
 	}
-	if got := c.Session(); got != sess || !errors.Is(got.Err(), framework.ErrClosed) {
+	if got := c.Session(); got != sess || !errors.Is(got.Err(), curator.ErrClosed) {
 		t.Fatalf("Session() after Close = %v (err %v), want the closed session, ending with ErrClosed", got, got.Err())
 	}
 	start := time.Now()
 	for name, op := range pathOps(c) {
-		if err := op(ctx, "/ok"); !errors.Is(err, framework.ErrClosed) {
+		if err := op(ctx, "/ok"); !errors.Is(err, curator.ErrClosed) {
 			t.Errorf("%s on a closed client: %v, want ErrClosed", name, err)
 		}
 	}
-	if err := c.BlockUntilConnected(ctx); !errors.Is(err, framework.ErrClosed) {
+	if err := c.BlockUntilConnected(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("BlockUntilConnected on a closed client: %v, want ErrClosed", err)
 	}
 	if err := c.WaitBackground(ctx); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator"
 )
 
 // Client is the Go counterpart of Curator's CuratorFramework: one ZooKeeper
@@ -32,8 +33,7 @@ type Client struct {
 	bg      *background
 	redial  chan struct{} // asks the dialer goroutine for a new connection
 
-	rootReady  atomic.Bool
-	childReads childReads
+	rootReady atomic.Bool
 
 	mu            sync.Mutex
 	closed        bool
@@ -106,7 +106,7 @@ func New(connectString string, opts ...Option) (*Client, error) {
 	c.bg = newBackground(c)
 	if err := c.dial(); err != nil {
 		cancel()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %w", curator.ErrInvalidArgument, err)
 	}
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.loop() }()
@@ -130,7 +130,7 @@ func (c *Client) dial() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		return curator.ErrClosed
 	}
 	c.gen++
 	l := newLink(c.gen, c.opts.dialer, len(c.opts.auths))
@@ -168,7 +168,7 @@ func (c *Client) dial() error {
 		close(ready)
 		closeConn(conn, evs, l)
 		if closed {
-			return ErrClosed
+			return curator.ErrClosed
 		}
 		return errors.New("framework: connection superseded while dialing")
 	}
@@ -211,7 +211,7 @@ func (c *Client) resolve(lookup func(context.Context, string) ([]string, error))
 	}
 	if len(addrs) == 0 {
 		if c.isClosed() {
-			return nil, ErrClosed
+			return nil, curator.ErrClosed
 		}
 		return nil, fmt.Errorf("framework: no host of the connect string resolves: %w", errors.Join(errs...))
 	}
@@ -237,7 +237,7 @@ func (c *Client) dialLoop() {
 			if err == nil {
 				break
 			}
-			if errors.Is(err, ErrClosed) {
+			if errors.Is(err, curator.ErrClosed) {
 				return
 			}
 			d := min(100*time.Millisecond<<min(n, 6), 5*time.Second)
@@ -285,10 +285,10 @@ func (c *Client) handle(e event) {
 		case zk.StateDisconnected:
 			c.onDisconnectedLocked()
 		case zk.StateExpired:
-			c.loseSessionLocked(ErrSessionLost)
+			c.loseSessionLocked(curator.ErrSessionLost)
 		}
 	case e.zk.Type == zk.EventNotWatching:
-		c.watches.invalidate(e.zk.Path, ErrSessionLost)
+		c.watches.invalidate(e.zk.Path, curator.ErrSessionLost)
 	default:
 		c.watches.fire(e.zk.Type, e.zk.Path)
 	}
@@ -341,7 +341,7 @@ func (c *Client) authenticateLocked(gen int) bool {
 func (c *Client) onSessionLocked(sid int64, timeout time.Duration) {
 	c.stopExpireTimerLocked()
 	if c.session != nil && c.session.id != sid {
-		c.loseSessionLocked(ErrSessionLost)
+		c.loseSessionLocked(curator.ErrSessionLost)
 	}
 	if c.session == nil || c.session.Lost() {
 		c.session = newSession(sid)
@@ -426,7 +426,7 @@ func (c *Client) onExpireTimerLocked(sid int64, token int) {
 	}
 	c.expireTimer = nil
 	c.opts.logger.Info("session declared lost after the session timeout spent disconnected", "session", fmt.Sprintf("0x%x", sid))
-	c.loseSessionLocked(ErrSessionLost)
+	c.loseSessionLocked(curator.ErrSessionLost)
 	c.gen++ // the old connection's events are ignored from now on
 	old, oldEvs, oldLink := c.conn, c.connEvents, c.link
 	c.wg.Add(1)
@@ -438,17 +438,17 @@ func (c *Client) onExpireTimerLocked(sid int64, token int) {
 }
 
 // BlockUntilConnected waits until the client is connected, ctx is done, or
-// the client is closed (ErrClosed). If the server refuses the client's
+// the client is closed (curator.ErrClosed). If the server refuses the client's
 // credentials, it returns that error (wrapping zk.ErrAuthFailed).
 func (c *Client) BlockUntilConnected(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)
 	}
 	for {
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
-			return ErrClosed
+			return curator.ErrClosed
 		}
 		if c.authErr != nil && !c.connected {
 			err := c.authErr
@@ -462,7 +462,7 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 			return nil
 		case <-failed: // look again: the error, or accepted meanwhile
 		case <-c.ctx.Done():
-			return ErrClosed
+			return curator.ErrClosed
 		case <-ctx.Done():
 			return fmt.Errorf("framework: waiting for connection: %w", ctx.Err())
 		}
@@ -502,7 +502,7 @@ func (c *Client) SessionFor(id int64) *Session {
 		return c.session
 	}
 	s := newSession(id)
-	s.lose(ErrSessionLost)
+	s.lose(curator.ErrSessionLost)
 	return s
 }
 
@@ -536,7 +536,7 @@ func (c *Client) isClosed() bool {
 // callback is not waited for (so a listener may call Close); its goroutine
 // ends when the callback returns. Pending background deletes are abandoned
 // (the server removes ephemeral nodes with the session). The session ends
-// with ErrClosed (Session().Err()). Calls after Close fail with ErrClosed.
+// with curator.ErrClosed (Session().Err()). Calls after Close fail with curator.ErrClosed.
 // Close is idempotent.
 func (c *Client) Close() error {
 	c.mu.Lock()
@@ -549,13 +549,13 @@ func (c *Client) Close() error {
 	c.stopExpireTimerLocked()
 	conn, evs, l := c.conn, c.connEvents, c.link
 	if c.session != nil {
-		c.session.lose(ErrClosed)
+		c.session.lose(curator.ErrClosed)
 	}
 	for l := range c.listeners {
 		close(l.stop)
 		delete(c.listeners, l)
 	}
-	c.watches.invalidateAll(ErrClosed)
+	c.watches.invalidateAll(curator.ErrClosed)
 	c.mu.Unlock()
 	c.cancel()
 	closeConn(conn, evs, l)

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -66,7 +67,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	var pending []*framework.DeletePendingError
 	for _, p := range []string{"/doomed", "/doomed2"} {
 		short, cancel = context.WithTimeout(ctx, 1500*time.Millisecond)
-		err = c.Delete(short, p, framework.Guaranteed())
+		err = c.Delete(short, p, framework.WithGuarantee())
 		cancel()
 		var pe *framework.DeletePendingError
 		if !errors.As(err, &pe) {
@@ -86,15 +87,15 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		t.Errorf("Close took %v", d)
 	}
 	for _, pe := range pending {
-		if err := pe.Wait(ctx); !errors.Is(err, framework.ErrClosed) {
+		if err := pe.Wait(ctx); !errors.Is(err, curator.ErrClosed) {
 			t.Fatalf("Wait for a delete abandoned by Close: %v, want ErrClosed", err)
 		}
 	}
 	// WaitBackground does not wait for work Close abandoned.
-	if err := c.WaitBackground(ctx); err != nil && !errors.Is(err, framework.ErrClosed) {
+	if err := c.WaitBackground(ctx); err != nil && !errors.Is(err, curator.ErrClosed) {
 		t.Fatalf("WaitBackground after Close: %v, want nil or ErrClosed", err)
 	}
-	if ev := waitEvent(t, w, waitShort); ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, framework.ErrClosed) {
+	if ev := waitEvent(t, w, waitShort); ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, curator.ErrClosed) {
 		t.Fatalf("watch event on Close: %+v", ev)
 	}
 	p.Close()

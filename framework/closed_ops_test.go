@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 )
@@ -27,38 +28,6 @@ func closeDuring(t *testing.T, c *framework.Client, op string) <-chan struct{} {
 	return started
 }
 
-// A ChildrenShared read interrupted by Close says ErrClosed, not the
-// client's internal context.Canceled; and a later ChildrenShared on the
-// same path (whose previous read failed with ErrClosed) returns ErrClosed
-// at once instead of hanging.
-func TestChildrenSharedAfterClose(t *testing.T) {
-	c := newClientNoWait(t, shared.ConnectString(), framework.WithNamespace(uniq("shclose")))
-	ctx := testCtx(t, waitShort)
-	if _, err := c.Create(ctx, "/p/a", nil, framework.WithParents()); err != nil {
-		t.Fatal(err)
-	}
-	started := closeDuring(t, c, "children")
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.ChildrenShared(ctx, "/p")
-		errc <- err
-	}()
-	<-started
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-errc; !errors.Is(err, framework.ErrClosed) || errors.Is(err, context.Canceled) {
-		t.Fatalf("ChildrenShared interrupted by Close: %v, want ErrClosed", err)
-	}
-	for i := range 3 {
-		short, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := c.ChildrenShared(short, "/p")
-		cancel()
-		if !errors.Is(err, framework.ErrClosed) {
-			t.Fatalf("ChildrenShared #%d on a closed client: %v, want ErrClosed", i, err)
-		}
-	}
-}
 
 // A Mutex.Lock interrupted by Close (while it reads the queue) returns an
 // error wrapping ErrClosed, as documented, not context.Canceled.
@@ -85,7 +54,7 @@ func TestMutexLockInterruptedByClose(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errc; !errors.Is(err, framework.ErrClosed) || errors.Is(err, context.Canceled) {
+	if err := <-errc; !errors.Is(err, curator.ErrClosed) || errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock interrupted by Close: %v, want an error wrapping ErrClosed", err)
 	}
 	if err := ma.Unlock(ctx); err != nil {
@@ -120,7 +89,7 @@ func TestBackgroundDeleteAndClose(t *testing.T) {
 		short, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := d.Wait(short)
 		cancel()
-		if !errors.Is(err, framework.ErrClosed) {
+		if !errors.Is(err, curator.ErrClosed) {
 			t.Errorf("background delete %s: %v, want ErrClosed", name, err)
 		}
 		select {
@@ -132,10 +101,10 @@ func TestBackgroundDeleteAndClose(t *testing.T) {
 	if n := c.PendingBackground(); n != 0 {
 		t.Errorf("PendingBackground after Close = %d, want 0", n)
 	}
-	if err := <-waitErr; !errors.Is(err, framework.ErrClosed) {
+	if err := <-waitErr; !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("WaitBackground interrupted by Close: %v, want ErrClosed", err)
 	}
-	if err := c.WaitBackground(ctx); !errors.Is(err, framework.ErrClosed) {
+	if err := c.WaitBackground(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("WaitBackground after Close abandoned work: %v, want ErrClosed", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -196,7 +197,7 @@ func TestCloseFromListener(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatal("Close called from a listener never returned")
 	}
-	if err := c.BlockUntilConnected(testCtx(t, waitShort)); !errors.Is(err, framework.ErrClosed) {
+	if err := c.BlockUntilConnected(testCtx(t, waitShort)); !errors.Is(err, curator.ErrClosed) {
 		t.Fatalf("BlockUntilConnected after Close: %v", err)
 	}
 	p.Close()
@@ -303,7 +304,7 @@ func TestCloseEndsSessionWithErrClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-sess.Done()
-	if err := sess.Err(); !errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrSessionLost) {
+	if err := sess.Err(); !errors.Is(err, curator.ErrClosed) || errors.Is(err, curator.ErrSessionLost) {
 		t.Fatalf("Session.Err after Close = %v, want ErrClosed", err)
 	}
 }
@@ -316,7 +317,7 @@ func TestUnresolvableHostAmongOthers(t *testing.T) {
 	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := framework.New("zk-gone.invalid:2181"); !errors.Is(err, framework.ErrInvalidArgument) {
+	if _, err := framework.New("zk-gone.invalid:2181"); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Fatalf("New with no host that resolves: %v, want ErrInvalidArgument", err)
 	}
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator"
 )
 
 // CreateMode is the kind of node Create makes.
@@ -54,68 +54,6 @@ func (m CreateMode) flags() int32 {
 	return zk.FlagPersistent
 }
 
-type parentsMode int
-
-const (
-	noParents parentsMode = iota
-	persistentParents
-	containerParents
-)
-
-type createOptions struct {
-	mode      CreateMode
-	protected bool
-	parents   parentsMode
-	acl       []ACL
-	ttl       time.Duration
-	err       error
-}
-
-// CreateOption configures one Create.
-type CreateOption func(*createOptions)
-
-// WithMode sets the node's mode (default ModePersistent).
-func WithMode(m CreateMode) CreateOption {
-	return func(o *createOptions) {
-		if !m.valid() && o.err == nil {
-			o.err = fmt.Errorf("%w: create mode %d", ErrInvalidArgument, m)
-		}
-		o.mode = m
-	}
-}
-
-// WithProtection is Curator's protected mode: the node's name gets a
-// "_c_<uuid>-" prefix, and when a create fails for connection reasons the
-// client looks for the node by that prefix before trying again, accepting an
-// ephemeral one only if its owner is the current session (CURATOR-498).
-// If the caller gives up (context done, retries exhausted) the node, if it
-// was in fact created, is deleted in the background.
-func WithProtection() CreateOption { return func(o *createOptions) { o.protected = true } }
-
-// WithParents creates missing parent nodes as persistent nodes with empty
-// data (Curator's creatingParentsIfNeeded).
-func WithParents() CreateOption { return func(o *createOptions) { o.parents = persistentParents } }
-
-// WithParentContainers creates missing parent nodes as container nodes, so
-// the server removes them once they are empty (Curator's
-// creatingParentContainersIfNeeded).
-func WithParentContainers() CreateOption {
-	return func(o *createOptions) { o.parents = containerParents }
-}
-
-// WithACL sets the node's ACL instead of the client's ACL provider's.
-func WithACL(acl ...ACL) CreateOption {
-	return func(o *createOptions) {
-		if len(acl) == 0 && o.err == nil {
-			o.err = fmt.Errorf("%w: empty ACL", ErrInvalidArgument)
-		}
-		o.acl = acl
-	}
-}
-
-// WithTTL sets the TTL of a ModePersistentTTL or ModePersistentSequentialTTL node.
-func WithTTL(d time.Duration) CreateOption { return func(o *createOptions) { o.ttl = d } }
-
 // Created describes a node Create made.
 type Created struct {
 	// Path is the node's path, as the caller names paths (sequence included).
@@ -127,7 +65,7 @@ type Created struct {
 
 // Create makes a node and returns its path (with the sequence number for
 // sequential modes). See CreateNode.
-func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
+func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...OpOption) (string, error) {
 	n, err := c.CreateNode(ctx, path, data, opts...)
 	return n.Path, err
 }
@@ -137,28 +75,23 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 // a non-sequential node can return zk.ErrNodeExists if the first attempt
 // had in fact succeeded, and a retried sequential create can leave a
 // duplicate; use WithProtection to be exact (recipes always do).
-func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts ...CreateOption) (Created, error) {
-	var co createOptions
-	for _, o := range opts {
-		if o != nil {
-			o(&co)
-		}
-	}
-	if co.err != nil {
-		return Created{}, &OpError{"create", path, co.err}
+func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts ...OpOption) (Created, error) {
+	co, err := opOpts("create", createOpts, opts)
+	if err != nil {
+		return Created{}, &OpError{"create", path, err}
 	}
 	ttlMode := co.mode == ModePersistentTTL || co.mode == ModePersistentSequentialTTL
 	if ttlMode != (co.ttl > 0) || co.ttl < 0 {
-		return Created{}, &OpError{"create", path, fmt.Errorf("%w: a TTL (%v) goes with, and only with, a TTL mode", ErrInvalidArgument, co.ttl)}
+		return Created{}, &OpError{"create", path, fmt.Errorf("%w: a TTL (%v) goes with, and only with, a TTL mode", curator.ErrInvalidArgument, co.ttl)}
 	}
 	if err := validatePath(path, co.mode.Sequential()); err != nil || path == "/" {
 		if err == nil {
-			err = fmt.Errorf("%w: cannot create /", ErrInvalidPath)
+			err = fmt.Errorf("%w: cannot create /", curator.ErrInvalidPath)
 		}
 		return Created{}, &OpError{"create", path, err}
 	}
 	if ctx == nil {
-		return Created{}, &OpError{"create", path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}
+		return Created{}, &OpError{"create", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
 	userPath := path
 	var id string
@@ -335,7 +268,7 @@ func (c *Client) cleanupProtected(parentFull, id string, pending <-chan outcome[
 }
 
 // createOnce makes the node, and its parents if asked, on one connection.
-func (c *Client) createOnce(conn *zk.Conn, full string, data []byte, co createOptions, acl []ACL) (string, error) {
+func (c *Client) createOnce(conn *zk.Conn, full string, data []byte, co opOptions, acl []ACL) (string, error) {
 	create := func() (string, error) {
 		switch co.mode {
 		case ModeContainer:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -80,14 +81,14 @@ func TestTTLNodes(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		opts []framework.CreateOption
+		opts []framework.OpOption
 	}{
-		{"ttl mode without ttl", []framework.CreateOption{framework.WithMode(framework.ModePersistentTTL)}},
-		{"ttl without ttl mode", []framework.CreateOption{framework.WithTTL(time.Second)}},
-		{"negative ttl", []framework.CreateOption{framework.WithMode(framework.ModePersistentTTL), framework.WithTTL(-time.Second)}},
-		{"ttl on ephemeral", []framework.CreateOption{framework.WithMode(framework.ModeEphemeral), framework.WithTTL(time.Second)}},
+		{"ttl mode without ttl", []framework.OpOption{framework.WithMode(framework.ModePersistentTTL)}},
+		{"ttl without ttl mode", []framework.OpOption{framework.WithTTL(time.Second)}},
+		{"negative ttl", []framework.OpOption{framework.WithMode(framework.ModePersistentTTL), framework.WithTTL(-time.Second)}},
+		{"ttl on ephemeral", []framework.OpOption{framework.WithMode(framework.ModeEphemeral), framework.WithTTL(time.Second)}},
 	} {
-		if _, err := c.Create(ctx, "/bad", nil, tc.opts...); !errors.Is(err, framework.ErrInvalidArgument) {
+		if _, err := c.Create(ctx, "/bad", nil, tc.opts...); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", tc.name, err)
 		}
 	}

@@ -6,54 +6,25 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator"
 )
 
-type deleteOptions struct {
-	version       int32
-	guaranteed    bool
-	children      bool
-	ignoreMissing bool
-}
-
-// DeleteOption configures one Delete.
-type DeleteOption func(*deleteOptions)
-
-// WithVersion deletes only if the node's version matches (default -1: any).
-func WithVersion(v int32) DeleteOption { return func(o *deleteOptions) { o.version = v } }
-
-// Guaranteed is Curator's guaranteed delete: if the delete cannot be
-// confirmed for connection reasons (or ctx ends first), the client keeps
-// deleting in the background, on every reconnection, until the node is gone
-// (zk.ErrNoNode ends it, CURATOR-42) or the client is closed. The caller
-// still gets an error (wrapping ErrDeletePending, as *DeletePendingError):
-// the delete is not done yet (CURATOR-678), and it can wait for it.
-func Guaranteed() DeleteOption { return func(o *deleteOptions) { o.guaranteed = true } }
-
-// WithChildren deletes the node's children first, recursively (Curator's
-// deletingChildrenIfNeeded).
-func WithChildren() DeleteOption { return func(o *deleteOptions) { o.children = true } }
-
-// IgnoreMissing makes a delete of a node that does not exist succeed
-// (Curator's quietly).
-func IgnoreMissing() DeleteOption { return func(o *deleteOptions) { o.ignoreMissing = true } }
-
-// Delete deletes a node in the retry loop.
-func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) error {
-	do := deleteOptions{version: -1}
-	for _, o := range opts {
-		if o != nil {
-			o(&do)
-		}
+// Delete deletes a node in the retry loop. Options: WithVersion,
+// WithGuarantee, WithChildren, WithIgnoreMissing.
+func (c *Client) Delete(ctx context.Context, path string, opts ...OpOption) error {
+	do, err := opOpts("delete", deleteOpts, opts)
+	if err != nil {
+		return &OpError{"delete", path, err}
 	}
 	full, err := c.checkPath("delete", path)
 	if err != nil {
 		return err
 	}
 	if path == "/" {
-		return &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", ErrInvalidPath)}
+		return &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", curator.ErrInvalidPath)}
 	}
 	if ctx == nil {
-		return &OpError{"delete", path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}
+		return &OpError{"delete", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
 	_, err = call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
 		return struct{}{}, deleteTree(conn, full, do.version, do.children)
@@ -78,17 +49,18 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 // gone, the server refuses it, or the client is closed. It returns at once
 // with a handle that tells the outcome. Invalid paths are refused before
 // any I/O (the handle is then done at once). Options are those of Delete
-// (Guaranteed is implied, a missing node counts as deleted).
-func (c *Client) DeleteInBackground(path string, opts ...DeleteOption) *BackgroundDelete {
-	do := deleteOptions{version: -1}
-	for _, o := range opts {
-		if o != nil {
-			o(&do)
-		}
+// (WithGuarantee is implied, a missing node counts as deleted).
+func (c *Client) DeleteInBackground(path string, opts ...OpOption) *BackgroundDelete {
+	do, err := opOpts("delete", deleteOpts, opts)
+	if err != nil {
+		err = &OpError{"delete", path, err}
 	}
-	full, err := c.checkPath("delete", path)
+	var full string
+	if err == nil {
+		full, err = c.checkPath("delete", path)
+	}
 	if err == nil && path == "/" {
-		err = &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", ErrInvalidPath)}
+		err = &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", curator.ErrInvalidPath)}
 	}
 	if err != nil {
 		c.opts.logger.Warn("background delete refused", "err", err)
@@ -111,11 +83,11 @@ func (d *BackgroundDelete) Done() <-chan struct{} { return d.job.done }
 // Wait blocks until the delete has ended, the client is closed, or ctx is
 // done. It returns nil once the node is gone, the error that ended the
 // delete if it was refused (the server's zk.ErrNoAuth, zk.ErrNotEmpty,
-// zk.ErrBadVersion...; ErrInvalidPath or ErrInvalidArgument before any I/O),
-// ErrClosed if the client was closed first, or ctx's error.
+// zk.ErrBadVersion...; curator.ErrInvalidPath or curator.ErrInvalidArgument before any I/O),
+// curator.ErrClosed if the client was closed first, or ctx's error.
 func (d *BackgroundDelete) Wait(ctx context.Context) error { return d.job.wait(ctx, d.closed) }
 
-func (c *Client) deleteInBackgroundJob(path, full string, do deleteOptions) *bgJob {
+func (c *Client) deleteInBackgroundJob(path, full string, do opOptions) *bgJob {
 	return c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {
 		_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
 			return struct{}{}, deleteTree(conn, full, do.version, do.children)

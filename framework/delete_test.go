@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -28,9 +29,9 @@ func TestGuaranteedDeleteWhileServerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	err := c.Delete(dctx, "/doomed", framework.Guaranteed(), framework.WithChildren())
+	err := c.Delete(dctx, "/doomed", framework.WithGuarantee(), framework.WithChildren())
 	cancel()
-	if !errors.Is(err, framework.ErrDeletePending) {
+	if !errors.Is(err, curator.ErrDeletePending) {
 		t.Fatalf("guaranteed delete with the server down: %v, want ErrDeletePending", err)
 	}
 	var pe *framework.DeletePendingError
@@ -42,7 +43,7 @@ func TestGuaranteedDeleteWhileServerDown(t *testing.T) {
 	}
 	// A delete the server will refuse (a parent, without WithChildren).
 	dctx, cancel = context.WithTimeout(ctx, 2*time.Second)
-	err = c.Delete(dctx, "/stubborn", framework.Guaranteed())
+	err = c.Delete(dctx, "/stubborn", framework.WithGuarantee())
 	cancel()
 	var refused *framework.DeletePendingError
 	if !errors.As(err, &refused) {
@@ -105,11 +106,11 @@ func TestDeleteOptions(t *testing.T) {
 	if err := c.Delete(ctx, "/a"); !errors.As(err, &oe) || oe.Op != "delete" || oe.Path != "/a" {
 		t.Fatalf("error %v is not an OpError naming delete /a", err)
 	}
-	if err := c.Delete(ctx, "/a", framework.IgnoreMissing()); err != nil {
+	if err := c.Delete(ctx, "/a", framework.WithIgnoreMissing()); err != nil {
 		t.Fatalf("quiet delete of a missing node: %v", err)
 	}
 	// A guaranteed delete of a missing node is a plain, finished delete.
-	if err := c.Delete(ctx, "/a", framework.Guaranteed(), framework.IgnoreMissing()); err != nil {
+	if err := c.Delete(ctx, "/a", framework.WithGuarantee(), framework.WithIgnoreMissing()); err != nil {
 		t.Fatal(err)
 	}
 	if n := c.PendingBackground(); n != 0 {

@@ -27,7 +27,7 @@
 //
 // Errors wrap go-zookeeper's sentinels (errors.Is(err, zk.ErrNoNode) works)
 // inside *OpError, which names the operation and the path; the framework's
-// own sentinels are ErrClosed, ErrInvalidPath, ErrInvalidArgument,
-// ErrConnectionLoss, ErrOperationTimeout, ErrSessionLost and ErrDeletePending.
+// own sentinels are curator.ErrClosed, curator.ErrInvalidPath, curator.ErrInvalidArgument,
+// curator.ErrConnectionLoss, curator.ErrOperationTimeout, curator.ErrSessionLost and curator.ErrDeletePending.
 // Invalid paths and arguments are rejected before any I/O.
 package framework

@@ -8,32 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
-)
-
-// Sentinel errors of the framework. Errors from ZooKeeper keep go-zookeeper's
-// sentinels in their chain, so errors.Is(err, zk.ErrNoNode) keeps working.
-var (
-	// ErrClosed is returned by every call on a client that has been closed.
-	ErrClosed = errors.New("framework: client closed")
-	// ErrInvalidPath is returned, before any I/O, for a path ZooKeeper would reject.
-	ErrInvalidPath = errors.New("framework: invalid path")
-	// ErrInvalidArgument is returned, before any I/O, for a nil, zero or negative
-	// value where a valid one is required.
-	ErrInvalidArgument = errors.New("framework: invalid argument")
-	// ErrConnectionLoss means the operation's outcome is unknown because the
-	// connection to ZooKeeper was lost (ZooKeeper's CONNECTIONLOSS). It is
-	// retried by the retry loop; it reaches the caller once the policy gives up.
-	ErrConnectionLoss = errors.New("framework: connection loss")
-	// ErrOperationTimeout is ZooKeeper's OPERATIONTIMEOUT; retried like ErrConnectionLoss.
-	ErrOperationTimeout = errors.New("framework: operation timeout")
-	// ErrSessionLost means the ZooKeeper session an operation or a watch
-	// depended on has expired or was declared lost; ephemeral nodes of that
-	// session are gone or going.
-	ErrSessionLost = errors.New("framework: session lost")
-	// ErrDeletePending is wrapped by the error of a guaranteed delete that could
-	// not be confirmed in the foreground; the delete goes on in the background.
-	// errors.As the error into *DeletePendingError to wait for it.
-	ErrDeletePending = errors.New("framework: delete pending in background")
+	"github.com/gocurator/curator"
 )
 
 // OpError is the error of one ZooKeeper operation: what was done, on which
@@ -82,12 +57,12 @@ func (e *DeletePendingError) Error() string {
 	return fmt.Sprintf("framework: delete %s: %v (retrying in the background)", e.Path, e.Err)
 }
 
-func (e *DeletePendingError) Unwrap() []error { return []error{ErrDeletePending, e.Err} }
+func (e *DeletePendingError) Unwrap() []error { return []error{curator.ErrDeletePending, e.Err} }
 
 // Wait blocks until the background delete has finished, the client is
 // closed, or ctx is done. It returns nil once the node is gone, the error
 // that ended the delete if the server refused it (zk.ErrNotEmpty,
-// zk.ErrBadVersion, zk.ErrNoAuth...), ErrClosed if the client was closed
+// zk.ErrBadVersion, zk.ErrNoAuth...), curator.ErrClosed if the client was closed
 // before the delete was done, or ctx's error.
 func (e *DeletePendingError) Wait(ctx context.Context) error { return e.job.wait(ctx, e.closed) }
 
@@ -108,22 +83,22 @@ func classify(err error, closed bool) error {
 		return nil
 	}
 	if closed && (errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed)) {
-		return ErrClosed
+		return curator.ErrClosed
 	}
 	switch {
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer), errors.Is(err, zk.ErrClosing):
-		return &codedError{ErrConnectionLoss, err}
+		return &codedError{curator.ErrConnectionLoss, err}
 	}
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "unknown error: -4"):
-		return &codedError{ErrConnectionLoss, err}
+		return &codedError{curator.ErrConnectionLoss, err}
 	case strings.HasPrefix(msg, "unknown error: -7"):
-		return &codedError{ErrOperationTimeout, err}
+		return &codedError{curator.ErrOperationTimeout, err}
 	}
 	var ne interface{ Timeout() bool }
 	if errors.As(err, &ne) { // a raw net error from a failed socket write
-		return &codedError{ErrConnectionLoss, err}
+		return &codedError{curator.ErrConnectionLoss, err}
 	}
 	return err
 }
@@ -132,7 +107,7 @@ func classify(err error, closed bool) error {
 // err (already classified): Curator retries CONNECTIONLOSS, OPERATIONTIMEOUT,
 // SESSIONMOVED and SESSIONEXPIRED.
 func retryable(err error) bool {
-	return errors.Is(err, ErrConnectionLoss) || errors.Is(err, ErrOperationTimeout) ||
+	return errors.Is(err, curator.ErrConnectionLoss) || errors.Is(err, curator.ErrOperationTimeout) ||
 		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrSessionExpired)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -19,7 +20,7 @@ func FuzzValidatePath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		err := framework.ValidatePath(p)
 		if err != nil {
-			if !errors.Is(err, framework.ErrInvalidPath) {
+			if !errors.Is(err, curator.ErrInvalidPath) {
 				t.Fatalf("%q: error %v does not wrap ErrInvalidPath", p, err)
 			}
 			return
@@ -90,7 +91,7 @@ func FuzzConnectString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		c, err := framework.New(s)
 		if err != nil {
-			if !errors.Is(err, framework.ErrInvalidArgument) && !errors.Is(err, framework.ErrInvalidPath) {
+			if !errors.Is(err, curator.ErrInvalidArgument) && !errors.Is(err, curator.ErrInvalidPath) {
 				t.Fatalf("%q: untyped error %v", s, err)
 			}
 			return

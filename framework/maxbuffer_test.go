@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/retry"
@@ -60,7 +61,7 @@ func TestOversizedRequestRefused(t *testing.T) {
 	// path 4+len, data 4+len, version 4.
 	full := "/" + ns + "/big"
 	atLimit := make([]byte, defaultJuteMaxBuffer-8-4-len(full)-4-4)
-	if _, err := c.Set(ctx, "/big", atLimit, -1); err != nil {
+	if _, err := c.Set(ctx, "/big", atLimit); err != nil {
 		t.Fatalf("Set of a request exactly at jute.maxbuffer: %v", err)
 	}
 	if d, _, err := c.Get(ctx, "/big"); err != nil || !bytes.Equal(d, atLimit) {
@@ -72,7 +73,7 @@ func TestOversizedRequestRefused(t *testing.T) {
 	long := hugePath("", 1_200_000)
 	huge := hugePath("", 3_000_000) // past go-zookeeper's own buffer too
 	refused := map[string]error{}
-	_, refused["Set one byte over"] = c.Set(ctx, "/big", over, -1)
+	_, refused["Set one byte over"] = c.Set(ctx, "/big", over)
 	_, refused["Create data"] = c.Create(ctx, "/big2", over)
 	_, refused["Create protected data"] = c.Create(ctx, "/big3", over, framework.WithProtection())
 	_, refused["Create path"] = c.Create(ctx, long, nil, framework.WithParents())
@@ -83,14 +84,13 @@ func TestOversizedRequestRefused(t *testing.T) {
 	_, _, _, refused["GetW path"] = c.GetW(ctx, long)
 	_, _, refused["Exists path"] = c.Exists(ctx, long)
 	_, _, refused["Children path"] = c.Children(ctx, long)
-	_, refused["ChildrenShared path"] = c.ChildrenShared(ctx, long)
-	refused["Delete path"] = c.Delete(ctx, long, framework.Guaranteed())
+	refused["Delete path"] = c.Delete(ctx, long, framework.WithGuarantee())
 	refused["DeleteInBackground path"] = c.DeleteInBackground(long).Wait(ctx)
 	refused["Sync path"] = c.Sync(ctx, long)
-	_, refused["SetACL path"] = c.SetACL(ctx, long, []framework.ACL{{Perms: 31, Scheme: "world", ID: "anyone"}}, -1)
+	_, refused["SetACL path"] = c.SetACL(ctx, long, []framework.ACL{{Perms: 31, Scheme: "world", ID: "anyone"}})
 	// An invalid path under the limit, but long: the message stays short.
 	_, _, err = c.Get(ctx, hugePath("", 500_000)+"/")
-	if !errors.Is(err, framework.ErrInvalidPath) || len(err.Error()) > 400 {
+	if !errors.Is(err, curator.ErrInvalidPath) || len(err.Error()) > 400 {
 		t.Errorf("Get of a long invalid path: %.300v (%d bytes), want a short ErrInvalidPath", err, len(err.Error()))
 	}
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
@@ -101,7 +101,7 @@ func TestOversizedRequestRefused(t *testing.T) {
 		}
 	}) {
 		err := refused[name]
-		if !errors.Is(err, framework.ErrInvalidArgument) || !strings.Contains(err.Error(), "jute.maxbuffer") {
+		if !errors.Is(err, curator.ErrInvalidArgument) || !strings.Contains(err.Error(), "jute.maxbuffer") {
 			t.Errorf("%s over jute.maxbuffer: %.300v, want ErrInvalidArgument naming jute.maxbuffer", name, err)
 		}
 		if n := len(err.Error()); n > 400 {
@@ -141,7 +141,7 @@ func TestJuteMaxBufferOption(t *testing.T) {
 		data[i] = byte(i)
 	}
 	def := newClient(t, s.ConnectString())
-	if _, err := def.Create(ctx, "/n", data); !errors.Is(err, framework.ErrInvalidArgument) {
+	if _, err := def.Create(ctx, "/n", data); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Fatalf("3 MiB create with the default limit: %v, want ErrInvalidArgument", err)
 	}
 	c := newClient(t, s.ConnectString(), framework.WithJuteMaxBuffer(big))
@@ -154,7 +154,7 @@ func TestJuteMaxBufferOption(t *testing.T) {
 
 	small := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("small")),
 		framework.WithJuteMaxBuffer(1000))
-	if _, err := small.Create(ctx, "/n", make([]byte, 2000)); !errors.Is(err, framework.ErrInvalidArgument) {
+	if _, err := small.Create(ctx, "/n", make([]byte, 2000)); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Fatalf("2000-byte create with WithJuteMaxBuffer(1000): %v, want ErrInvalidArgument", err)
 	}
 	if _, err := small.Create(ctx, "/n", make([]byte, 500)); err != nil {

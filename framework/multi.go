@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator"
 )
 
 // Op is one operation of a Multi (Curator's transactionOp).
@@ -53,12 +54,12 @@ func (o CreateOp) request(c *Client) (any, error) {
 		return nil, err
 	}
 	if o.Path == "/" {
-		return nil, fmt.Errorf("%w: cannot create /", ErrInvalidPath)
+		return nil, fmt.Errorf("%w: cannot create /", curator.ErrInvalidPath)
 	}
 	switch o.Mode {
 	case ModePersistent, ModeEphemeral, ModePersistentSequential, ModeEphemeralSequential:
 	default:
-		return nil, fmt.Errorf("%w: mode %d in a transaction", ErrInvalidArgument, o.Mode)
+		return nil, fmt.Errorf("%w: mode %d in a transaction", curator.ErrInvalidArgument, o.Mode)
 	}
 	full := c.paths.full(o.Path)
 	acl := o.ACL
@@ -73,7 +74,7 @@ func (o DeleteOp) request(c *Client) (any, error) {
 		return nil, err
 	}
 	if o.Path == "/" { // the namespace or chroot itself, as Delete refuses
-		return nil, fmt.Errorf("%w: cannot delete /", ErrInvalidPath)
+		return nil, fmt.Errorf("%w: cannot delete /", curator.ErrInvalidPath)
 	}
 	return &zk.DeleteRequest{Path: c.paths.full(o.Path), Version: o.Version}, nil
 }
@@ -106,14 +107,14 @@ type OpResult struct {
 // results say which one.
 func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if len(ops) == 0 {
-		return nil, &OpError{"multi", "", fmt.Errorf("%w: no operations", ErrInvalidArgument)}
+		return nil, &OpError{"multi", "", fmt.Errorf("%w: no operations", curator.ErrInvalidArgument)}
 	}
 	reqs := make([]any, len(ops))
 	idempotent := true
 	size := reqHeader + multiHeader
 	for i, op := range ops {
 		if op == nil {
-			return nil, &OpError{"multi", "", fmt.Errorf("%w: nil operation %d", ErrInvalidArgument, i)}
+			return nil, &OpError{"multi", "", fmt.Errorf("%w: nil operation %d", curator.ErrInvalidArgument, i)}
 		}
 		r, err := op.request(c)
 		if err != nil {
@@ -129,7 +130,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, &OpError{"multi", "", fmt.Errorf("%w: nil context", ErrInvalidArgument)}
+		return nil, &OpError{"multi", "", fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
 	if err := c.ensureRoot(ctx); err != nil {
 		return nil, &OpError{"multi", "", err}
@@ -152,7 +153,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		return multiResult{res, err}, nil
 	})
 	if errors.Is(err, errNoRetry) {
-		err = &OpError{"multi", ops[0].path(), &codedError{ErrConnectionLoss, errNoRetry}}
+		err = &OpError{"multi", ops[0].path(), &codedError{curator.ErrConnectionLoss, errNoRetry}}
 	}
 	if err == nil && v.err != nil {
 		err = &OpError{"multi", ops[0].path(), v.err}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -102,7 +103,7 @@ func TestMultiLostResponse(t *testing.T) {
 	_, err = c.Multi(ctx,
 		framework.CreateOp{Path: "/made", Data: []byte("m")},
 		framework.SetDataOp{Path: "/data", Data: []byte("v2"), Version: -1})
-	if !errors.Is(err, framework.ErrConnectionLoss) {
+	if !errors.Is(err, curator.ErrConnectionLoss) {
 		t.Fatalf("multi with a create across a lost response: %v, want ErrConnectionLoss", err)
 	}
 	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,

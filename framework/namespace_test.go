@@ -48,7 +48,7 @@ func TestNamespaceAndChrootRoundTrip(t *testing.T) {
 			if d, st, err := c.Get(ctx, sub+"/a/b"); err != nil || string(d) != "one" || st == nil {
 				t.Fatalf("Get = %q, %v, %v", d, st, err)
 			}
-			if _, err := c.Set(ctx, sub+"/a/b", []byte("two"), -1); err != nil {
+			if _, err := c.Set(ctx, sub+"/a/b", []byte("two")); err != nil {
 				t.Fatal(err)
 			}
 			if d, _, err := raw.Get(ctx, tc.prefix+sub+"/a/b"); err != nil || string(d) != "two" {
@@ -77,7 +77,7 @@ func TestNamespaceAndChrootRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := raw.Set(ctx, tc.prefix+sub+"/a/b", []byte("three"), -1); err != nil {
+			if _, err := raw.Set(ctx, tc.prefix+sub+"/a/b", []byte("three")); err != nil {
 				t.Fatal(err)
 			}
 			if ev := waitEvent(t, w, waitShort); ev.Path != sub+"/a/b" || ev.Type != framework.EventNodeDataChanged {
@@ -175,17 +175,17 @@ func TestACLProvider(t *testing.T) {
 		t.Errorf("ACL of parent /q1 = %+v, want %+v", acl, restricted)
 	}
 	// With ADMIN it can, if the ACL version matches.
-	if _, err := c.SetACL(ctx, "/q1/node", restricted, 5); !errors.Is(err, zk.ErrBadVersion) {
+	if _, err := c.SetACL(ctx, "/q1/node", restricted, framework.WithVersion(5)); !errors.Is(err, zk.ErrBadVersion) {
 		t.Errorf("SetACL with a wrong version: %v, want ErrBadVersion", err)
 	}
-	if st, err := c.SetACL(ctx, "/q1/node", restricted, 0); err != nil || st.Aversion != 1 {
+	if st, err := c.SetACL(ctx, "/q1/node", restricted, framework.WithVersion(0)); err != nil || st.Aversion != 1 {
 		t.Errorf("SetACL = %+v, %v", st, err)
 	}
 	if acl, _, _ := c.GetACL(ctx, "/q1/node"); !slices.Equal(acl, restricted) {
 		t.Errorf("ACL of /q1/node after SetACL = %+v, want %+v", acl, restricted)
 	}
 	// Without ADMIN, the ACL cannot be changed.
-	if _, err := c.SetACL(ctx, "/q1", open, -1); !errors.Is(err, zk.ErrNoAuth) {
+	if _, err := c.SetACL(ctx, "/q1", open); !errors.Is(err, zk.ErrNoAuth) {
 		t.Errorf("SetACL without ADMIN: %v, want ErrNoAuth", err)
 	}
 	// Multi's creates use the provider too.
@@ -216,7 +216,7 @@ func TestDigestAuth(t *testing.T) {
 		if _, _, err := c.Get(ctx, "/private"); !errors.Is(err, zk.ErrNoAuth) {
 			t.Errorf("%s Get: %v, want ErrNoAuth", name, err)
 		}
-		if _, err := c.Set(ctx, "/private", nil, -1); !errors.Is(err, zk.ErrNoAuth) {
+		if _, err := c.Set(ctx, "/private", nil); !errors.Is(err, zk.ErrNoAuth) {
 			t.Errorf("%s Set: %v, want ErrNoAuth", name, err)
 		}
 		if _, err := c.Create(ctx, "/private/kid", nil); !errors.Is(err, zk.ErrNoAuth) {

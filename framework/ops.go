@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator"
 )
 
 // Stat is ZooKeeper's node metadata (go-zookeeper's type).
@@ -61,7 +62,7 @@ func createSize(full string, data []byte, acl []ACL, ttl bool) int {
 // the connection suspended or lost for one bad request.
 func (c *Client) checkSize(op, path string, size int) error {
 	if max := c.opts.juteMaxBuffer; size > max {
-		return &OpError{op, path, fmt.Errorf("%w: request of %d bytes exceeds the server's jute.maxbuffer of %d (see WithJuteMaxBuffer)", ErrInvalidArgument, size, max)}
+		return &OpError{op, path, fmt.Errorf("%w: request of %d bytes exceeds the server's jute.maxbuffer of %d (see WithJuteMaxBuffer)", curator.ErrInvalidArgument, size, max)}
 	}
 	return nil
 }
@@ -136,8 +137,12 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, *Watch, 
 	return v.data, v.stat, w, err
 }
 
-// Set writes a node's data if its version matches (-1 matches any).
-func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
+// Set writes a node's data (Curator's setData). Option: WithVersion.
+func (c *Client) Set(ctx context.Context, path string, data []byte, opts ...OpOption) (*Stat, error) {
+	so, err := opOpts("set", setOpts, opts)
+	if err != nil {
+		return nil, &OpError{"set", path, err}
+	}
 	full, err := c.checkPath("set", path)
 	if err != nil {
 		return nil, err
@@ -146,7 +151,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 		return nil, err
 	}
 	return call(c, ctx, "set", path, func(conn *zk.Conn) (*Stat, error) {
-		return conn.Set(full, data, version)
+		return conn.Set(full, data, so.version)
 	})
 }
 
@@ -252,19 +257,23 @@ func (c *Client) GetACL(ctx context.Context, path string) ([]ACL, *Stat, error) 
 	return v.acl, v.stat, err
 }
 
-// SetACL sets a node's ACL if its ACL version matches (-1 matches any).
-func (c *Client) SetACL(ctx context.Context, path string, acl []ACL, version int32) (*Stat, error) {
+// SetACL sets a node's ACL. Option: WithVersion (of the ACL).
+func (c *Client) SetACL(ctx context.Context, path string, acl []ACL, opts ...OpOption) (*Stat, error) {
+	so, err := opOpts("setACL", setOpts, opts)
+	if err != nil {
+		return nil, &OpError{"setACL", path, err}
+	}
 	full, err := c.checkPath("setACL", path)
 	if err != nil {
 		return nil, err
 	}
 	if len(acl) == 0 {
-		return nil, &OpError{"setACL", path, fmt.Errorf("%w: empty ACL", ErrInvalidArgument)}
+		return nil, &OpError{"setACL", path, fmt.Errorf("%w: empty ACL", curator.ErrInvalidArgument)}
 	}
 	if err := c.checkSize("setACL", path, reqHeader+strSize(full)+aclSize(acl)+4); err != nil {
 		return nil, err
 	}
 	return call(c, ctx, "setACL", path, func(conn *zk.Conn) (*Stat, error) {
-		return conn.SetACL(full, acl, version)
+		return conn.SetACL(full, acl, so.version)
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/retry"
 )
 
@@ -68,7 +69,7 @@ type Option func(*options)
 
 func (o *options) fail(format string, args ...any) {
 	if o.err == nil {
-		o.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+		o.err = fmt.Errorf("%w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
 	}
 }
 
@@ -193,7 +194,7 @@ const zkSendBuffer = 1536 * 1024
 // WithJuteMaxBuffer sets the servers' jute.maxbuffer (the Java system
 // property; default DefaultJuteMaxBuffer, ZooKeeper's). A request whose
 // packet (header, path, data, ACL...) is longer is refused before it is
-// sent, with an error wrapping ErrInvalidArgument: the server would drop
+// sent, with an error wrapping curator.ErrInvalidArgument: the server would drop
 // the connection, which would be retried as a connection loss and cost
 // every lock held on it. Set it when the servers run with a larger
 // jute.maxbuffer (and every server with the same value); a smaller one is

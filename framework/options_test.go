@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -26,12 +27,12 @@ func TestSessionTimeoutBounds(t *testing.T) {
 		if err == nil {
 			c.Close()
 			t.Errorf("New with session timeout %v succeeded", d)
-		} else if !errors.Is(err, framework.ErrInvalidArgument) {
+		} else if !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("New with session timeout %v: %v, want ErrInvalidArgument", d, err)
 		}
 	}
 	for _, n := range []int{0, -1, math.MaxInt32} {
-		if _, err := framework.New(good, framework.WithJuteMaxBuffer(n)); !errors.Is(err, framework.ErrInvalidArgument) {
+		if _, err := framework.New(good, framework.WithJuteMaxBuffer(n)); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("New with WithJuteMaxBuffer(%d): %v, want ErrInvalidArgument", n, err)
 		}
 	}
@@ -45,13 +46,13 @@ func TestSessionTimeoutBounds(t *testing.T) {
 func TestNilContextWaits(t *testing.T) {
 	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("nilctx")))
 	var nilCtx context.Context
-	if err := c.WaitBackground(nilCtx); !errors.Is(err, framework.ErrInvalidArgument) {
+	if err := c.WaitBackground(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("WaitBackground(nil): %v, want ErrInvalidArgument", err)
 	}
-	if err := (&framework.DeletePendingError{}).Wait(nilCtx); !errors.Is(err, framework.ErrInvalidArgument) {
+	if err := (&framework.DeletePendingError{}).Wait(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("DeletePendingError.Wait(nil): %v, want ErrInvalidArgument", err)
 	}
-	if err := c.DeleteInBackground("/x").Wait(nilCtx); !errors.Is(err, framework.ErrInvalidArgument) {
+	if err := c.DeleteInBackground("/x").Wait(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("BackgroundDelete.Wait(nil): %v, want ErrInvalidArgument", err)
 	}
 }
@@ -82,8 +83,8 @@ func TestDeleteInBackgroundOutcome(t *testing.T) {
 		{"/missing", nil},
 		{"/full", zk.ErrNotEmpty},
 		{"/guarded/child", zk.ErrNoAuth},
-		{"/bad/", framework.ErrInvalidPath},
-		{"/", framework.ErrInvalidPath},
+		{"/bad/", curator.ErrInvalidPath},
+		{"/", curator.ErrInvalidPath},
 	} {
 		d := c.DeleteInBackground(tc.path)
 		err := d.Wait(ctx)

@@ -6,19 +6,21 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gocurator/curator"
 )
 
 // ValidatePath reports whether path is a ZooKeeper path the server accepts,
 // by ZooKeeper's own rules (PathUtils.validatePath): absolute, no empty, "."
 // or ".." component, no trailing slash, no control or reserved characters.
-// The error wraps ErrInvalidPath.
+// The error wraps curator.ErrInvalidPath.
 func ValidatePath(path string) error {
 	return validatePath(path, false)
 }
 
 func validatePath(path string, sequential bool) error {
 	bad := func(why string) error {
-		return fmt.Errorf("%w %q: %s", ErrInvalidPath, shortPath(path), why)
+		return fmt.Errorf("%w %q: %s", curator.ErrInvalidPath, shortPath(path), why)
 	}
 	if path == "" {
 		return bad("empty")
@@ -90,7 +92,7 @@ func ParentPath(path string) string {
 func parseConnectString(s string) (servers []string, chroot string, err error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil, "", fmt.Errorf("%w: empty connect string", ErrInvalidArgument)
+		return nil, "", fmt.Errorf("%w: empty connect string", curator.ErrInvalidArgument)
 	}
 	if i := strings.IndexByte(s, '/'); i >= 0 {
 		chroot = s[i:]
@@ -104,17 +106,17 @@ func parseConnectString(s string) (servers []string, chroot string, err error) {
 	for _, h := range strings.Split(s, ",") {
 		h = strings.TrimSpace(h)
 		if h == "" {
-			return nil, "", fmt.Errorf("%w: empty host in connect string %q", ErrInvalidArgument, s)
+			return nil, "", fmt.Errorf("%w: empty host in connect string %q", curator.ErrInvalidArgument, s)
 		}
 		host, port, err := net.SplitHostPort(h)
 		if err != nil {
 			host, port = h, "2181"
 		}
 		if host == "" {
-			return nil, "", fmt.Errorf("%w: empty host in connect string %q", ErrInvalidArgument, s)
+			return nil, "", fmt.Errorf("%w: empty host in connect string %q", curator.ErrInvalidArgument, s)
 		}
 		if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
-			return nil, "", fmt.Errorf("%w: bad port in %q", ErrInvalidArgument, h)
+			return nil, "", fmt.Errorf("%w: bad port in %q", curator.ErrInvalidArgument, h)
 		}
 		servers = append(servers, net.JoinHostPort(host, port))
 	}

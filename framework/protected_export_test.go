@@ -1,5 +1,7 @@
 package framework
 
+import "github.com/gocurator/curator"
+
 // SetProtectedRetryHook sets protectedRetryHook for one test.
 func SetProtectedRetryHook(f func()) (restore func()) {
 	protectedRetryHook = f
@@ -12,5 +14,5 @@ func SetProtectedRetryHook(f func()) (restore func()) {
 func DeclareSessionLost(c *Client) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.loseSessionLocked(ErrSessionLost)
+	c.loseSessionLocked(curator.ErrSessionLost)
 }

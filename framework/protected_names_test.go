@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -48,7 +49,7 @@ func TestSequentialEmptyComponent(t *testing.T) {
 	ctx := testCtx(t, waitShort)
 	for _, p := range []string{"/a//b", "//b", "/a//"} {
 		_, err := c.Create(ctx, p, nil, framework.WithMode(framework.ModePersistentSequential), framework.WithParents())
-		if !errors.Is(err, framework.ErrInvalidPath) {
+		if !errors.Is(err, curator.ErrInvalidPath) {
 			t.Errorf("sequential create %q: %v, want ErrInvalidPath", p, err)
 		}
 	}
@@ -65,11 +66,11 @@ func TestCreateUnderRoot(t *testing.T) {
 		ctx := testCtx(t, waitShort)
 		for _, tc := range []struct {
 			path string
-			opts []framework.CreateOption
+			opts []framework.OpOption
 		}{
-			{"/" + uniq("seq") + "-", []framework.CreateOption{framework.WithMode(framework.ModeEphemeralSequential)}},
-			{"/" + uniq("prot"), []framework.CreateOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeral)}},
-			{"/" + uniq("protseq") + "-", []framework.CreateOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeralSequential)}},
+			{"/" + uniq("seq") + "-", []framework.OpOption{framework.WithMode(framework.ModeEphemeralSequential)}},
+			{"/" + uniq("prot"), []framework.OpOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeral)}},
+			{"/" + uniq("protseq") + "-", []framework.OpOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeralSequential)}},
 		} {
 			p, err := c.Create(ctx, tc.path, nil, tc.opts...)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator"
 )
 
 // outcome is the result of one attempt run on its own goroutine.
@@ -69,13 +70,13 @@ func call[T any](c *Client, ctx context.Context, op, path string, fn func(conn *
 func callPending[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, <-chan outcome[T], error) {
 	var zero T
 	if ctx == nil {
-		return zero, nil, &OpError{op, path, fmt.Errorf("%w: nil context", ErrInvalidArgument)}
+		return zero, nil, &OpError{op, path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
 	start := time.Now()
 	connDeadline := start.Add(c.opts.connectionTimeout)
 	for n := 0; ; n++ {
 		conn, err := c.waitConn(ctx, connDeadline)
-		if err != nil && !errors.Is(err, ErrConnectionLoss) {
+		if err != nil && !errors.Is(err, curator.ErrConnectionLoss) {
 			if ctxErr(err) {
 				err = c.ended(ctx)
 			}
@@ -115,7 +116,7 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 				return zero, nil, &OpError{op, path, c.ended(ctx)}
 			case <-c.ctx.Done():
 				t.Stop()
-				return zero, nil, &OpError{op, path, ErrClosed}
+				return zero, nil, &OpError{op, path, curator.ErrClosed}
 			}
 		}
 	}
@@ -127,13 +128,13 @@ var errNotConnected = errors.New("not connected within the connection timeout")
 
 // waitConn returns the connection for an attempt: at once when connected,
 // else once connected if that happens before deadline; past deadline (and
-// still not connected) an error wrapping ErrConnectionLoss. ErrClosed on a
+// still not connected) an error wrapping curator.ErrConnectionLoss. curator.ErrClosed on a
 // closed client, ctx's error when ctx ends first.
 func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, ErrClosed
+		return nil, curator.ErrClosed
 	}
 	if c.authErr != nil && !c.connected { // the server refused our credentials
 		err := c.authErr
@@ -156,22 +157,22 @@ func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, er
 	case <-ch:
 	case <-failed:
 	case <-t.C:
-		return nil, &codedError{ErrConnectionLoss, errNotConnected}
+		return nil, &codedError{curator.ErrConnectionLoss, errNotConnected}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-c.ctx.Done():
-		return nil, ErrClosed
+		return nil, curator.ErrClosed
 	}
 	return c.waitConn(ctx, deadline)
 }
 
-// ended is the error of an operation whose ctx is done: ErrClosed if the
+// ended is the error of an operation whose ctx is done: curator.ErrClosed if the
 // client was closed (the client's own context, which background work and
 // shared reads run under, ends with Close: its context.Canceled must not
 // reach callers), else ctx's error.
 func (c *Client) ended(ctx context.Context) error {
 	if c.isClosed() {
-		return ErrClosed
+		return curator.ErrClosed
 	}
 	return ctx.Err()
 }

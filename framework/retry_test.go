@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -56,7 +57,7 @@ func TestRetryLoop(t *testing.T) {
 	p.Drop()
 	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
 	_, _, err := c.Get(ctx, "/node")
-	if !errors.Is(err, framework.ErrConnectionLoss) || !framework.IsRetryable(err) {
+	if !errors.Is(err, curator.ErrConnectionLoss) || !framework.IsRetryable(err) {
 		t.Fatalf("Get without a connection: %v, want ErrConnectionLoss", err)
 	}
 	var oe *framework.OpError

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/retry"
 )
@@ -47,7 +48,7 @@ func TestOneConnectionWaitPerOperation(t *testing.T) {
 			_, _, err = c.Get(ctx, "/node")
 			elapsed := time.Since(start)
 			t.Logf("Get with %d retries while partitioned: %v after %v", tc.retry, err, elapsed)
-			if !errors.Is(err, framework.ErrConnectionLoss) {
+			if !errors.Is(err, curator.ErrConnectionLoss) {
 				t.Fatalf("Get while partitioned: %v, want ErrConnectionLoss", err)
 			}
 			// About connTimeout + retry*sleep; N+1 waits would be (retry+1)*connTimeout.

@@ -32,7 +32,7 @@ func (s *Session) ID() int64 { return s.id }
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Err returns nil while the session lives, and once Done is closed why it
-// ended: ErrClosed if the client was closed, ErrSessionLost if the session
+// ended: curator.ErrClosed if the client was closed, curator.ErrSessionLost if the session
 // expired or was declared lost. Waits that end because Done was closed
 // should return (a wrap of) this error.
 func (s *Session) Err() error {
@@ -100,7 +100,7 @@ func (s *Session) resume() {
 	}
 }
 
-// lose ends the session with cause (ErrSessionLost or ErrClosed); only the
+// lose ends the session with cause (curator.ErrSessionLost or curator.ErrClosed); only the
 // first cause counts.
 func (s *Session) lose(cause error) {
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -95,7 +96,7 @@ func TestStatesSessionExpiry(t *testing.T) {
 		t.Fatal("the expired session's Done is not closed")
 	}
 	ev := waitEvent(t, w, waitShort)
-	if ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, framework.ErrSessionLost) || ev.Path != "/watched" {
+	if ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, curator.ErrSessionLost) || ev.Path != "/watched" {
 		t.Fatalf("watch event %+v, want NotWatching /watched with ErrSessionLost", ev)
 	}
 	now := c.Session()
@@ -130,7 +131,7 @@ func TestStatesSimulatedLost(t *testing.T) {
 	}
 	// Between LOST and the next connection, Session is the lost one (never
 	// nil once connected: a caller's Session().ID() must not panic).
-	if got := c.Session(); got != old || !errors.Is(got.Err(), framework.ErrSessionLost) {
+	if got := c.Session(); got != old || !errors.Is(got.Err(), curator.ErrSessionLost) {
 		t.Fatalf("Session between LOST and the next connection = %v, want the lost one ending with ErrSessionLost", got)
 	}
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

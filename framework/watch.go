@@ -39,7 +39,7 @@ func (t EventType) String() string {
 type Event struct {
 	Type EventType
 	Path string // as the caller named it
-	Err  error  // for EventNotWatching: ErrSessionLost or ErrClosed
+	Err  error  // for EventNotWatching: curator.ErrSessionLost or curator.ErrClosed
 }
 
 type watchKind int

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -95,7 +96,7 @@ func TestGetWStopManyWaiters(t *testing.T) {
 	}
 
 	// The spent server watch fires into nobody; afterwards nothing is left.
-	if _, err := c.Set(ctx, "/node", []byte("w"), -1); err != nil {
+	if _, err := c.Set(ctx, "/node", []byte("w")); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, waitShort, "the fired watch is forgotten", func() error {
@@ -136,7 +137,7 @@ func TestWatchFiresOnce(t *testing.T) {
 	defer wc.Stop()
 	wantStats(t, c, 3, 4)
 
-	if _, err := c.Set(ctx, "/node", []byte("w"), -1); err != nil {
+	if _, err := c.Set(ctx, "/node", []byte("w")); err != nil {
 		t.Fatal(err)
 	}
 	for i, w := range []*framework.Watch{w1, w2, we} {
@@ -153,7 +154,7 @@ func TestWatchFiresOnce(t *testing.T) {
 	wantStats(t, c, 1, 1)
 
 	// Another change: the spent watches deliver nothing more.
-	if _, err := c.Set(ctx, "/node", []byte("x"), -1); err != nil {
+	if _, err := c.Set(ctx, "/node", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Create(ctx, "/node/kid", nil); err != nil {
@@ -215,7 +216,7 @@ func TestCloseEndsWatches(t *testing.T) {
 	c.Close()
 	select {
 	case ev := <-w.C():
-		if ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, framework.ErrClosed) {
+		if ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, curator.ErrClosed) {
 			t.Fatalf("event on Close: %+v", ev)
 		}
 	case <-time.After(waitShort):
@@ -243,7 +244,7 @@ func TestWatchConcurrentWaiters(t *testing.T) {
 				return
 			case <-time.After(5 * time.Millisecond): // pacing, not synchronization
 			}
-			if _, err := c.Set(ctx, "/node", []byte{byte(i)}, -1); err != nil {
+			if _, err := c.Set(ctx, "/node", []byte{byte(i)}); err != nil {
 				setterDone <- err
 				return
 			}
@@ -286,7 +287,7 @@ func TestWatchConcurrentWaiters(t *testing.T) {
 	if err := <-setterDone; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Set(ctx, "/node", []byte("last"), -1); err != nil {
+	if _, err := c.Set(ctx, "/node", []byte("last")); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, waitShort, "nothing left in the client", func() error {

@@ -151,7 +151,7 @@ func testDoubleBarrier(t *testing.T, e *env) {
 		}
 	}
 	members := func() []string {
-		return slices.DeleteFunc(children(t, ctx, c, p), func(n string) bool { return n == barrier.ReadyNode })
+		return slices.DeleteFunc(children(t, ctx, c, p), func(n string) bool { return n == "ready" })
 	}
 	round := func(order []*member) {
 		t.Helper()
@@ -166,16 +166,16 @@ func testDoubleBarrier(t *testing.T, e *env) {
 		for i, m := range order[:3] {
 			blocked(m, "entered with 3 members of 4", i == 0)
 		}
-		if kids := children(t, ctx, c, p); slices.Contains(kids, barrier.ReadyNode) {
-			t.Fatalf("%s made with 3 members of 4: %v", barrier.ReadyNode, kids)
+		if kids := children(t, ctx, c, p); slices.Contains(kids, "ready") {
+			t.Fatalf("%s made with 3 members of 4: %v", "ready", kids)
 		}
 		start(order[3], "enter")
 		for _, m := range order {
 			finish(m, "enter")
 		}
 		kids := children(t, ctx, c, p)
-		if !slices.Contains(kids, barrier.ReadyNode) || len(kids) != 5 {
-			t.Fatalf("inside the barrier: %v, want 4 members and %s", kids, barrier.ReadyNode)
+		if !slices.Contains(kids, "ready") || len(kids) != 5 {
+			t.Fatalf("inside the barrier: %v, want 4 members and %s", kids, "ready")
 		}
 		for _, k := range members() {
 			checkName(t, memberNodeRE, k, "barrier member")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
@@ -41,7 +42,7 @@ func testMutex(t *testing.T, e *env) {
 	// its Lock waits.
 	jNode := java.must("mutex-acquire " + p + " 30000")
 	checkName(t, lockNodeRE, jNode, "Curator's lock")
-	if err := m.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := m.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("gocurator TryLock while Curator holds: %v, want ErrLocked", err)
 	}
 	if kids := children(t, ctx, c, p); len(kids) != 1 {
@@ -226,7 +227,7 @@ func testMutexRevocation(t *testing.T, e *env) {
 		t.Fatalf("Curator's unarmed mutex was told of a revocation: %s", a)
 	}
 	other, _ := locks.NewMutex(c, p)
-	if err := other.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := other.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("gocurator TryLock while Curator holds (revocation ignored): %v", err)
 	}
 	java.must("mutex-release " + p)
@@ -293,7 +294,7 @@ func testForeignChildren(t *testing.T, e *env) {
 	if !slices.Contains(goParts, jNode) || !slices.Contains(javaParts, jNode) {
 		t.Fatalf("participants: gocurator %v, Curator %v; both should show %s", goParts, javaParts, jNode)
 	}
-	if err := m.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := m.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("gocurator TryLock while Curator holds: %v", err)
 	}
 	java.must("mutex-release " + p)
@@ -323,7 +324,7 @@ func testForeignChildren(t *testing.T, e *env) {
 	if javaSecond != "timeout" && !strings.HasPrefix(javaSecond, "ok") {
 		t.Fatalf("Curator's second lease: %s", javaSecond)
 	}
-	if goErr != nil && !errors.Is(goErr, semaphore.ErrNoLease) {
+	if goErr != nil && !errors.Is(goErr, curator.ErrLocked) {
 		t.Fatal(goErr)
 	}
 	if (javaSecond == "timeout") != (goErr != nil) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 )
@@ -42,7 +43,7 @@ func testReadWrite(t *testing.T, e *env) {
 	if a := jw.do("write-acquire " + p + " 0"); a != "timeout" {
 		t.Fatalf("Curator writer while a Curator and a gocurator reader hold: %s", a)
 	}
-	if err := gw.Write().TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := gw.Write().TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("gocurator writer while a Curator and a gocurator reader hold: %v", err)
 	}
 	jr.must("read-release " + p)
@@ -53,10 +54,10 @@ func testReadWrite(t *testing.T, e *env) {
 	// A Curator writer excludes gocurator's readers and writers; a
 	// gocurator reader waits for it.
 	checkName(t, writeNodeRE, jw.must("write-acquire "+p+" 30000"), "Curator's write lock")
-	if err := gr.Read().TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := gr.Read().TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("gocurator reader while Curator writes: %v, want ErrLocked", err)
 	}
-	if err := gw.Write().TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := gw.Write().TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("gocurator writer while Curator writes: %v, want ErrLocked", err)
 	}
 	r := async(func() error { return gr.Read().Lock(ctx) })
@@ -201,7 +202,7 @@ func testReadWriteParticipants(t *testing.T, e *env) {
 	if !slices.Equal(goWrite, javaWrite) {
 		t.Fatalf("Write().Participants() %v, Curator's writeLock().getParticipantNodes() %v", goWrite, javaWrite)
 	}
-	if len(containing(goRead, locks.ReadLockName)) != 2 || len(containing(goWrite, locks.WriteLockName)) != 2 {
+	if len(containing(goRead, "__READ__")) != 2 || len(containing(goWrite, "__WRIT__")) != 2 {
 		t.Fatalf("halves: readers %v, writers %v; want two of each, of their own half", goRead, goWrite)
 	}
 

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
@@ -49,7 +49,7 @@ func testSemaphore(t *testing.T, e *env) {
 	checkName(t, leaseNodeRE, gLease.Node(), "gocurator's lease")
 
 	// Full: a third lease is refused at once on both sides, leaving nothing.
-	if _, err := s2.TryAcquire(ctx); !errors.Is(err, semaphore.ErrNoLease) {
+	if _, err := s2.TryAcquire(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("third lease (gocurator TryAcquire): %v, want ErrNoLease", err)
 	}
 	if a := j2.do("sem-acquire " + p + " 2 0"); a != "timeout" {
@@ -120,7 +120,7 @@ func testSemaphoreMutex(t *testing.T, e *env) {
 	}
 
 	java.must("semmutex-acquire " + p + " 30000")
-	if err := m.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := m.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("gocurator semaphore mutex TryLock while Curator holds: %v, want ErrLocked", err)
 	}
 	r := async(func() error { return m.Lock(ctx) })

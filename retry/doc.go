@@ -24,7 +24,7 @@
 // Constructors reject what Curator rejects (RetryForever's sleep must be
 // positive) and also what Curator takes unchecked: negative counts and
 // durations, a non-positive exponential base and a maximum sleep below the
-// base. Their errors wrap [ErrInvalidArgument]; they never panic. Like
+// base. Their errors wrap [curator.ErrInvalidArgument]; they never panic. Like
 // Curator, they pin an exponential retry count above [MaxRetriesLimit] to
 // it; Curator logs a warning then, this package cannot, so see
 // [ExponentialBackoff.MaxRetries].

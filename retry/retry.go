@@ -1,11 +1,12 @@
 package retry
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/gocurator/curator"
 )
 
 // Policy decides whether a failed ZooKeeper operation is tried again.
@@ -16,11 +17,8 @@ type Policy interface {
 	Next(retryCount int, elapsed time.Duration) (sleep time.Duration, ok bool)
 }
 
-// ErrInvalidArgument is wrapped by every constructor's error.
-var ErrInvalidArgument = errors.New("retry: invalid argument")
-
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+	return fmt.Errorf("retry: %w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
 }
 
 // MaxRetriesLimit is Curator's MAX_RETRIES_LIMIT: an exponential policy's

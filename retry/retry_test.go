@@ -9,6 +9,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/retry"
 )
 
@@ -58,7 +59,7 @@ func TestConstructorArguments(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, retry.ErrInvalidArgument) {
+			if !errors.Is(err, curator.ErrInvalidArgument) {
 				t.Fatalf("err = %v, want ErrInvalidArgument", err)
 			}
 		})

@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
@@ -306,7 +307,7 @@ func rwlock(root string) {
 			}
 			w := rnd.IntN(10) == 0
 			isWrite[i] = w
-			half := rw.Read()
+			var half curator.Locker = rw.Read()
 			if w {
 				half = rw.Write()
 			}

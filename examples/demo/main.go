@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
@@ -165,7 +166,7 @@ func run() error {
 					wg.Add(1)
 					go func() { defer wg.Done(); lateWrite() }()
 				}
-				if err := w.m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) && !errors.Is(err, locks.ErrLockLost) {
+				if err := w.m.Unlock(ctx); err != nil && !errors.Is(err, curator.ErrLockLost) {
 					say("%s release: %v", w.name, err)
 				}
 				say("%s released", w.name)

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
@@ -72,7 +73,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := rw.Write().Lock(rctx); errors.Is(err, locks.ErrUpgrade) {
+	if err := rw.Write().Lock(rctx); errors.Is(err, curator.ErrUpgrade) {
 		fmt.Println("upgrade refused:", err)
 	}
 	if err := rw.Read().Unlock(ctx); err != nil {

@@ -12,9 +12,9 @@ import (
 	"log"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
-	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
@@ -41,7 +41,7 @@ func main() {
 		fmt.Println("not reentrant: a second Lock waits until Unlock")
 	}
 	other, _ := semaphore.NewMutex(client, "/examples/semaphoremutex")
-	if err := other.TryLock(ctx); errors.Is(err, locks.ErrLocked) {
+	if err := other.TryLock(ctx); errors.Is(err, curator.ErrLocked) {
 		fmt.Println("another instance: locked")
 	}
 	if err := m.Unlock(ctx); err != nil {

@@ -1,7 +1,7 @@
 // Package recipe holds what every recipe needs once: the argument checks of
-// their constructors, the context of a clean-up that must run even after the
-// caller gave up, and an always-closed channel. It is internal: users import
-// the recipes, never this.
+// their constructors, the options they share, the context of a clean-up
+// that must run even after the caller gave up, and an always-closed
+// channel. It is internal: users import the recipes, never this.
 package recipe
 
 import (
@@ -10,25 +10,30 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
-// CheckArgs returns an error (to be wrapped with the recipe's own sentinel)
-// when client is nil or path cannot hold a recipe: an invalid path, or /
-// (a recipe's nodes are children of its path; / belongs to everyone).
-// what names the path in the message ("lock", "barrier"...).
+// CheckArgs returns an error wrapping curator.ErrInvalidArgument (and
+// curator.ErrInvalidPath for a path) when client is nil or path cannot hold
+// a recipe: an invalid path, or / (a recipe's nodes are children of its
+// path; / belongs to everyone). what names the path in the message ("lock",
+// "barrier"...).
 func CheckArgs(client *framework.Client, what, path string) error {
 	if client == nil {
-		return errors.New("nil client")
+		return fmt.Errorf("%w: nil client", curator.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return fmt.Errorf("%s path: %w", what, err)
 	}
 	if path == "/" {
-		return fmt.Errorf("the %s path cannot be /", what)
+		return fmt.Errorf("%w: the %s path cannot be /", curator.ErrInvalidPath, what)
 	}
 	return nil
 }
+
+// ErrNilContext is the error of a blocking call given a nil context.
+var ErrNilContext = fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)
 
 // CleanupTimeout bounds the foreground part of a clean-up delete (after a
 // failed or abandoned acquisition, or a release); past it the delete goes on
@@ -45,3 +50,16 @@ func CleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // ClosedChan is a channel that is always closed: the Lost channel of
 // something not held.
 var ClosedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// DeleteOwn deletes a node of ours (a contender, a member node) the way
+// every recipe does: guaranteed, so a delete that cannot be confirmed now
+// goes on in the background until done (that counts as done: nil), and a
+// node already gone is no error. Any other error is the server refusing
+// the delete.
+func DeleteOwn(ctx context.Context, client *framework.Client, node string) error {
+	err := client.Delete(ctx, node, framework.WithGuarantee(), framework.WithIgnoreMissing())
+	if errors.Is(err, curator.ErrDeletePending) {
+		return nil
+	}
+	return err
+}

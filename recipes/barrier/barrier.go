@@ -22,19 +22,12 @@ type Barrier struct {
 }
 
 // NewBarrier returns a barrier on the node path. It does no I/O; it fails
-// (wrapping ErrInvalidArgument) for a nil client or an invalid path.
+// (wrapping curator.ErrInvalidArgument) for a nil client or an invalid path.
 func NewBarrier(client *framework.Client, path string) (*Barrier, error) {
-	if err := checkArgs(client, path); err != nil {
-		return nil, err
+	if err := recipe.CheckArgs(client, "barrier", path); err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
 	}
 	return &Barrier{client: client, path: path}, nil
-}
-
-func checkArgs(client *framework.Client, path string) error {
-	if err := recipe.CheckArgs(client, "barrier", path); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	return nil
 }
 
 // Path returns the barrier's node path.
@@ -54,7 +47,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 // Remove lowers the barrier: it deletes the barrier node, which releases
 // every waiter. A barrier not set is not an error (Curator's removeBarrier).
 func (b *Barrier) Remove(ctx context.Context) error {
-	if err := b.client.Delete(ctx, b.path, framework.IgnoreMissing()); err != nil {
+	if err := b.client.Delete(ctx, b.path, framework.WithIgnoreMissing()); err != nil {
 		return fmt.Errorf("barrier: remove %s: %w", b.path, err)
 	}
 	return nil
@@ -63,9 +56,9 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // Wait blocks while the barrier is set (Curator's waitOnBarrier). It
 // returns nil at once if the barrier is not set, and nil once it has been
 // removed. Otherwise it returns an error wrapping ctx.Err() when ctx is
-// done, framework.ErrSessionLost when the client's session is lost while
+// done, curator.ErrSessionLost when the client's session is lost while
 // waiting (for a partitioned or crashed server: after the session timeout
-// spent disconnected), framework.ErrClosed when the client is closed, or
+// spent disconnected), curator.ErrClosed when the client is closed, or
 // the error of the read.
 //
 // Wait watches the barrier node with getData, never exists: when the node
@@ -80,7 +73,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // session, and a removal meanwhile is reported then.
 func (b *Barrier) Wait(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.ErrNilContext
 	}
 	for {
 		_, _, w, err := b.client.GetW(ctx, b.path)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/barrier"
 	"github.com/gocurator/curator/retry"
@@ -44,17 +45,17 @@ func receive(t testing.TB, ch <-chan error, d time.Duration, what string) error 
 func TestNewBarrierInvalid(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, shared.ConnectString())
-	if _, err := barrier.NewBarrier(nil, "/b"); !errors.Is(err, barrier.ErrInvalidArgument) {
+	if _, err := barrier.NewBarrier(nil, "/b"); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil client: %v, want ErrInvalidArgument", err)
 	}
 	for _, p := range []string{"", "b", "/", "/b/", "/a//b", "/a/./b"} {
-		if _, err := barrier.NewBarrier(c, p); !errors.Is(err, barrier.ErrInvalidArgument) {
+		if _, err := barrier.NewBarrier(c, p); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("path %q: %v, want ErrInvalidArgument", p, err)
 		}
 	}
 	b := newBarrier(t, c, barrierPath(t))
 	var nilCtx context.Context
-	if err := b.Wait(nilCtx); !errors.Is(err, barrier.ErrInvalidArgument) {
+	if err := b.Wait(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("Wait(nil): %v, want ErrInvalidArgument", err)
 	}
 }
@@ -256,12 +257,12 @@ func TestBarrierServerCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = receive(t, done, waitShort, "Wait after the server crashed")
-	if !errors.Is(err, framework.ErrSessionLost) && !errors.Is(err, framework.ErrConnectionLoss) {
+	if !errors.Is(err, curator.ErrSessionLost) && !errors.Is(err, curator.ErrConnectionLoss) {
 		t.Fatalf("Wait after the server crashed: %v, want ErrSessionLost or ErrConnectionLoss", err)
 	}
 }
 
-// Closing the client ends a Wait with framework.ErrClosed.
+// Closing the client ends a Wait with curator.ErrClosed.
 func TestBarrierClientClosed(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, shared.ConnectString())
@@ -279,7 +280,7 @@ func TestBarrierClientClosed(t *testing.T) {
 	done := waitAsync(testCtx(t, waitShort), b)
 	waitWaiters(t, c, 1)
 	c.Close()
-	if err := receive(t, done, waitShort, "Wait after Close"); !errors.Is(err, framework.ErrClosed) {
+	if err := receive(t, done, waitShort, "Wait after Close"); !errors.Is(err, curator.ErrClosed) {
 		t.Fatalf("Wait after Close: %v, want ErrClosed", err)
 	}
 }

@@ -36,7 +36,7 @@
 // the background if its session is lost or its client disconnected, or
 // once its create's outcome is known if the create was under way), and
 // a member whose session is lost is told (the errors wrap
-// framework.ErrSessionLost).
+// curator.ErrSessionLost).
 //
 // A path can serve round after round: Leave returns only once every member
 // that was in the barrier has left, deletes only its own round's "ready"

@@ -9,14 +9,15 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
 )
 
-// ReadyNode is the name of the node, under a double barrier's path, whose
+// readyNode is the name of the node, under a double barrier's path, whose
 // existence says that enough members have entered (Curator's READY_NODE).
 // It is not a member.
-const ReadyNode = "ready"
+const readyNode = "ready"
 
 // DoubleBarrier is one member of a double barrier, the Go counterpart of
 // Curator's DistributedDoubleBarrier (the ZooKeeper recipe): members Enter
@@ -27,8 +28,8 @@ const ReadyNode = "ready"
 // A DoubleBarrier is one member at a time: Enter, then Leave, then Enter
 // again if you like (each Enter makes a new member node). Its methods are
 // safe to call from several goroutines, but a second Enter while one is
-// under way or done fails with ErrAlreadyEntered, and Leave without a
-// successful Enter fails with ErrNotEntered. Make one DoubleBarrier per
+// under way or done fails with curator.ErrBusy, and Leave without a
+// successful Enter fails with curator.ErrNotHeld. Make one DoubleBarrier per
 // member; several may share a client.
 type DoubleBarrier struct {
 	client    *framework.Client
@@ -79,16 +80,16 @@ type hooks struct {
 
 // NewDoubleBarrier returns a member of the double barrier at path, which
 // opens once memberQty members have entered. It does no I/O; it fails
-// (wrapping ErrInvalidArgument) for a nil client, an invalid path or
+// (wrapping curator.ErrInvalidArgument) for a nil client, an invalid path or
 // memberQty <= 0.
 func NewDoubleBarrier(client *framework.Client, path string, memberQty int) (*DoubleBarrier, error) {
-	if err := checkArgs(client, path); err != nil {
-		return nil, err
+	if err := recipe.CheckArgs(client, "barrier", path); err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
 	}
 	if memberQty <= 0 {
-		return nil, fmt.Errorf("%w: memberQty %d must be positive", ErrInvalidArgument, memberQty)
+		return nil, fmt.Errorf("barrier: %w: memberQty %d must be positive", curator.ErrInvalidArgument, memberQty)
 	}
-	return &DoubleBarrier{client: client, path: path, readyPath: framework.JoinPath(path, ReadyNode), qty: memberQty}, nil
+	return &DoubleBarrier{client: client, path: path, readyPath: framework.JoinPath(path, readyNode), qty: memberQty}, nil
 }
 
 // Path returns the barrier's path.
@@ -125,8 +126,8 @@ func (d *DoubleBarrier) Node() string {
 // that gave up still counted); if the create itself was still under way,
 // the node is deleted in the background as soon as the create's outcome is
 // known. The error wraps ctx.Err(), or
-// ErrMemberVanished and framework.ErrSessionLost when our session was lost
-// (our node went with it), or ErrMemberVanished alone when someone else
+// curator.ErrNodeVanished and curator.ErrSessionLost when our session was lost
+// (our node went with it), or curator.ErrNodeVanished alone when someone else
 // deleted our node. The other members are not told: they go on waiting
 // for memberQty members, and pass if enough enter (a member whose session
 // was lost may simply Enter again, in its client's new session).
@@ -137,12 +138,12 @@ func (d *DoubleBarrier) Node() string {
 // watch, so no watch of its stays on the server.
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.ErrNilContext
 	}
 	d.mu.Lock()
 	if d.state != idle {
 		d.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrAlreadyEntered, d.path)
+		return fmt.Errorf("barrier: enter %s: already entering or in the barrier: %w", d.path, curator.ErrBusy)
 	}
 	d.state = entering
 	d.mu.Unlock()
@@ -192,16 +193,16 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (*member, error) {
 // vanished is the error for our member node gone while we are in the barrier.
 func (m *member) vanished() error {
 	if m.session.Lost() {
-		return fmt.Errorf("%w: %s: %w", ErrMemberVanished, m.node, m.session.Err())
+		return fmt.Errorf("barrier: our member node %s vanished: %w: %w", m.node, curator.ErrNodeVanished, m.session.Err())
 	}
-	return fmt.Errorf("%w: %s", ErrMemberVanished, m.node)
+	return fmt.Errorf("barrier: our member node %s vanished: %w", m.node, curator.ErrNodeVanished)
 }
 
 // split separates the ready node from the members among children.
 func split(children []string) (ready bool, members []string) {
 	members = make([]string, 0, len(children))
 	for _, c := range children {
-		if c == ReadyNode {
+		if c == readyNode {
 			ready = true
 		} else {
 			members = append(members, c)
@@ -246,7 +247,7 @@ func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) error {
 		}
 		select {
 		case ev := <-w.C():
-			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, framework.ErrSessionLost) {
+			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, curator.ErrSessionLost) {
 				return fmt.Errorf("barrier: enter %s: %w", d.path, ev.Err) // client closed
 			}
 			// A child came or went, or the session was lost (checked
@@ -280,7 +281,7 @@ func (d *DoubleBarrier) createReady(ctx context.Context) error {
 	case errors.Is(err, zk.ErrNoNode):
 		return nil // the barrier node is gone: counting again says so
 	}
-	return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, ReadyNode, err)
+	return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, readyNode, err)
 }
 
 // readyStamp returns the barrier node's data version made with the ready
@@ -318,11 +319,7 @@ func (d *DoubleBarrier) abandon(ctx context.Context, m *member) {
 // deleteMember deletes our member node: guaranteed, so that a delete that
 // could not be confirmed goes on in the background (that counts as done).
 func (d *DoubleBarrier) deleteMember(ctx context.Context, m *member) error {
-	err := d.client.Delete(ctx, m.node, framework.Guaranteed(), framework.IgnoreMissing())
-	if err != nil && !errors.Is(err, framework.ErrDeletePending) {
-		return err
-	}
-	return nil
+	return recipe.DeleteOwn(ctx, d.client, m.node)
 }
 
 // Leave leaves the barrier and blocks until every member has left
@@ -338,8 +335,8 @@ func (d *DoubleBarrier) deleteMember(ctx context.Context, m *member) error {
 // that vanishes (its session expired) counts as left. Once our own node is
 // deleted our session no longer matters, and a session loss is ridden
 // out; while it still exists (we are the lowest), losing the session fails
-// Leave with ErrMemberVanished and framework.ErrSessionLost. If our node
-// is missing when Leave starts, that error (or ErrMemberVanished alone if
+// Leave with curator.ErrNodeVanished and curator.ErrSessionLost. If our node
+// is missing when Leave starts, that error (or curator.ErrNodeVanished alone if
 // someone deleted it) is returned too.
 //
 // ctx bounds the whole of Leave (CURATOR-233). When it is done, Leave
@@ -354,12 +351,12 @@ func (d *DoubleBarrier) deleteMember(ctx context.Context, m *member) error {
 // DoubleBarrier can Enter again.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.ErrNilContext
 	}
 	d.mu.Lock()
 	if d.state != entered {
 		d.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrNotEntered, d.path)
+		return fmt.Errorf("barrier: leave %s: not entered: %w", d.path, curator.ErrNotHeld)
 	}
 	d.state = leaving
 	m := d.m
@@ -447,7 +444,7 @@ func (d *DoubleBarrier) awaitLeft(ctx context.Context, m *member) (ours bool, er
 		}
 		select {
 		case ev := <-w.C():
-			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, framework.ErrSessionLost) {
+			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, curator.ErrSessionLost) {
 				return ours, fmt.Errorf("barrier: leave %s: %w", d.path, ev.Err) // client closed
 			}
 			// The node went (or the session did: with our node deleted,

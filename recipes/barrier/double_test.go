@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/barrier"
 	"github.com/gocurator/curator/testing/zktest"
@@ -36,7 +37,7 @@ func async(f func() error) <-chan error {
 // members returns the member nodes under path (all children but ready).
 func members(t testing.TB, c *framework.Client, path string) []string {
 	t.Helper()
-	return slices.DeleteFunc(children(t, c, path), func(n string) bool { return n == barrier.ReadyNode })
+	return slices.DeleteFunc(children(t, c, path), func(n string) bool { return n == "ready" })
 }
 
 func waitMembers(t testing.TB, c *framework.Client, path string, n int) {
@@ -46,7 +47,7 @@ func waitMembers(t testing.TB, c *framework.Client, path string, n int) {
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
-		got := slices.DeleteFunc(kids, func(n string) bool { return n == barrier.ReadyNode })
+		got := slices.DeleteFunc(kids, func(n string) bool { return n == "ready" })
 		if len(got) != n {
 			return fmt.Errorf("members %v", got)
 		}
@@ -66,25 +67,25 @@ func notReturned(t testing.TB, ch <-chan error, what string) {
 func TestNewDoubleBarrierInvalid(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, shared.ConnectString())
-	if _, err := barrier.NewDoubleBarrier(nil, "/b", 1); !errors.Is(err, barrier.ErrInvalidArgument) {
+	if _, err := barrier.NewDoubleBarrier(nil, "/b", 1); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil client: %v", err)
 	}
 	for _, qty := range []int{0, -1} {
-		if _, err := barrier.NewDoubleBarrier(c, "/b", qty); !errors.Is(err, barrier.ErrInvalidArgument) {
+		if _, err := barrier.NewDoubleBarrier(c, "/b", qty); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("memberQty %d: %v, want ErrInvalidArgument", qty, err)
 		}
 	}
 	for _, p := range []string{"", "b", "/", "/b/"} {
-		if _, err := barrier.NewDoubleBarrier(c, p, 1); !errors.Is(err, barrier.ErrInvalidArgument) {
+		if _, err := barrier.NewDoubleBarrier(c, p, 1); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("path %q: %v, want ErrInvalidArgument", p, err)
 		}
 	}
 	d := newDouble(t, c, barrierPath(t), 1)
 	var nilCtx context.Context
-	if err := d.Enter(nilCtx); !errors.Is(err, barrier.ErrInvalidArgument) {
+	if err := d.Enter(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("Enter(nil): %v", err)
 	}
-	if err := d.Leave(nilCtx); !errors.Is(err, barrier.ErrInvalidArgument) {
+	if err := d.Leave(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("Leave(nil): %v", err)
 	}
 }
@@ -96,14 +97,14 @@ func TestDoubleBarrierStates(t *testing.T) {
 	path := barrierPath(t)
 	d := newDouble(t, c, path, 1)
 	ctx := testCtx(t, waitShort)
-	if err := d.Leave(ctx); !errors.Is(err, barrier.ErrNotEntered) {
+	if err := d.Leave(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("Leave before Enter: %v, want ErrNotEntered", err)
 	}
 	for round := range 2 {
 		if err := d.Enter(ctx); err != nil {
 			t.Fatalf("round %d: Enter: %v", round, err)
 		}
-		if err := d.Enter(ctx); !errors.Is(err, barrier.ErrAlreadyEntered) {
+		if err := d.Enter(ctx); !errors.Is(err, curator.ErrBusy) {
 			t.Fatalf("round %d: second Enter: %v, want ErrAlreadyEntered", round, err)
 		}
 		if d.Node() == "" {
@@ -115,7 +116,7 @@ func TestDoubleBarrierStates(t *testing.T) {
 		if d.Node() != "" {
 			t.Fatalf("round %d: Node() %q after Leave", round, d.Node())
 		}
-		if err := d.Leave(ctx); !errors.Is(err, barrier.ErrNotEntered) {
+		if err := d.Leave(ctx); !errors.Is(err, curator.ErrNotHeld) {
 			t.Fatalf("round %d: second Leave: %v, want ErrNotEntered", round, err)
 		}
 	}
@@ -157,7 +158,7 @@ func TestDoubleBarrierLayoutAndCuratorMember(t *testing.T) {
 	if err != nil || !ok || st.EphemeralOwner != c.Session().ID() {
 		t.Errorf("member node: exists %v, err %v, stat %+v; want ephemeral of our session", ok, err, st)
 	}
-	ok, st, err = c.Exists(ctx, framework.JoinPath(path, barrier.ReadyNode))
+	ok, st, err = c.Exists(ctx, framework.JoinPath(path, "ready"))
 	if err != nil || !ok || st.EphemeralOwner != 0 {
 		t.Errorf("ready node: exists %v, err %v, stat %+v; want persistent", ok, err, st)
 	}
@@ -311,7 +312,7 @@ func TestDoubleBarrierSpuriousWakeup(t *testing.T) {
 		}
 	}
 	notReturned(t, done, "Enter of the only member")
-	if kids := children(t, c, path); slices.Contains(kids, barrier.ReadyNode) {
+	if kids := children(t, c, path); slices.Contains(kids, "ready") {
 		t.Fatalf("ready made by a lone member: %v", kids)
 	}
 	d2 := newDouble(t, newClient(t, shared.ConnectString()), path, 2)
@@ -354,7 +355,7 @@ func TestDoubleBarrierChurnDoesNotReleaseEarly(t *testing.T) {
 		waitMembers(t, c, path, 1)
 	}
 	notReturned(t, done, "Enter of a lone member")
-	if kids := children(t, c, path); slices.Contains(kids, barrier.ReadyNode) {
+	if kids := children(t, c, path); slices.Contains(kids, "ready") {
 		t.Fatalf("ready made without %d members: %v", qty, kids)
 	}
 
@@ -424,7 +425,7 @@ func TestDoubleBarrierMemberDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := receive(t, done, waitShort, "Enter")
-	if !errors.Is(err, barrier.ErrMemberVanished) || errors.Is(err, framework.ErrSessionLost) {
+	if !errors.Is(err, curator.ErrNodeVanished) || errors.Is(err, curator.ErrSessionLost) {
 		t.Fatalf("Enter after our node was deleted: %v, want ErrMemberVanished only", err)
 	}
 }
@@ -445,7 +446,7 @@ func expire(t *testing.T, c *framework.Client, p *zktest.Proxy) {
 }
 
 func isSessionLoss(err error) bool {
-	return errors.Is(err, barrier.ErrMemberVanished) && errors.Is(err, framework.ErrSessionLost)
+	return errors.Is(err, curator.ErrNodeVanished) && errors.Is(err, curator.ErrSessionLost)
 }
 
 // A member's session expires while it waits in Enter: it is told
@@ -674,7 +675,7 @@ func TestDoubleBarrierNextRoundDoesNotBlockLeave(t *testing.T) {
 func TestDoubleBarrierLeaveKeepsNewerReady(t *testing.T) {
 	t.Parallel()
 	path := barrierPath(t)
-	ready := framework.JoinPath(path, barrier.ReadyNode)
+	ready := framework.JoinPath(path, "ready")
 	c := newClient(t, shared.ConnectString())
 	ctx := testCtx(t, waitShort)
 	old, next := newDouble(t, c, path, 1), newDouble(t, newClient(t, shared.ConnectString()), path, 1)

@@ -179,7 +179,7 @@ func TestDoubleBarrierCancelledEnterLeavesNoMember(t *testing.T) {
 func TestDoubleBarrierLeaveReadyRace(t *testing.T) {
 	t.Parallel()
 	path := barrierPath(t)
-	ready := framework.JoinPath(path, barrier.ReadyNode)
+	ready := framework.JoinPath(path, "ready")
 	c := newClient(t, shared.ConnectString())
 	ctx := testCtx(t, waitShort)
 	old := newDouble(t, c, path, 1)

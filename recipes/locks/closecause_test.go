@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
 // Issue 13 item 10: a Lock waiting when its client is closed fails with an
-// error wrapping framework.ErrClosed, not ErrSessionLost: Close says Close.
+// error wrapping curator.ErrClosed, not ErrSessionLost: Close says Close.
 func TestLockInterruptedByCloseSaysClosed(t *testing.T) {
 	path := lockPath(t)
 	holder, err := locks.NewMutex(newClient(t, shared.ConnectString()), path)
@@ -37,7 +37,7 @@ func TestLockInterruptedByCloseSaysClosed(t *testing.T) {
 	c.Close()
 	select {
 	case err := <-got:
-		if !errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrSessionLost) {
+		if !errors.Is(err, curator.ErrClosed) || errors.Is(err, curator.ErrSessionLost) {
 			t.Fatalf("Lock interrupted by Close: %v, want an error wrapping ErrClosed only", err)
 		}
 	case <-time.After(30 * time.Second):

@@ -1,7 +1,6 @@
 // Package locks holds Curator's lock recipes for Go: Mutex
-// (InterProcessMutex), ReadWriteLock (InterProcessReadWriteLock), and the
-// Driver (LockInternals) that every lock-like recipe of this module runs on,
-// the semaphore included.
+// (InterProcessMutex) and ReadWriteLock (InterProcessReadWriteLock), with
+// its ReadLock and WriteLock halves. Every lock satisfies curator.Locker.
 //
 // # The algorithm and its ZooKeeper layout
 //
@@ -33,12 +32,12 @@
 // when the session is lost or (by default) the connection is suspended.
 // FencingToken gives the creation zxid of the lock node, which strictly
 // increases from holder to holder; GuardedMulti writes only while the lock
-// node exists. A release never hides a loss: Unlock that finds the lock
-// node already gone (its session expired before the client noticed, or
-// someone deleted it) returns an error wrapping ErrLockLost and closes
-// Lost, as does a guarded write or fencing read that finds it gone. Hold
-// gives other recipes (the semaphore's leases) the same holding.
+// node exists. Unlock follows the module's release rule (package curator,
+// "Releasing"): nil once released, an error only for a loss (wrapping
+// curator.ErrLockLost: the lock node was found gone, or the lock had been
+// lost) or a misuse.
 //
 // WithOnEnqueue tells a caller its contender node as soon as it is made,
-// while it still waits.
+// while it still waits; Revoke asks a holder that armed WithRevocation to
+// release.
 package locks

@@ -87,7 +87,7 @@ func ExampleMutex_TryLock() {
 	a.Unlock(ctx)
 	// Output:
 	// <nil>
-	// locks: held by another
+	// locks: /examples/try: held by another
 }
 
 func ExampleReadWriteLock() {
@@ -114,5 +114,5 @@ func ExampleReadWriteLock() {
 	rw.Read().Unlock(ctx)
 	// Output:
 	// <nil>
-	// locks: cannot upgrade a read lock to a write lock: /examples/rw
+	// locks: /examples/rw: cannot upgrade a read lock to a write lock
 }

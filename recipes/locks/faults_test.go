@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
@@ -51,7 +52,7 @@ func TestMutexHolderSessionExpires(t *testing.T) {
 	if tokB <= tokA {
 		t.Fatalf("fencing token %d after %d", tokB, tokA)
 	}
-	if err := ma.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := ma.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("unlock after loss: %v, want ErrLockLost", err)
 	}
 	if ma.IsAcquiredInThisProcess() {
@@ -76,7 +77,7 @@ func TestMutexDoCancelledOnLoss(t *testing.T) {
 		errc <- m.Do(ctx, func(hctx context.Context) error {
 			close(inside)
 			<-hctx.Done()
-			if !errors.Is(context.Cause(hctx), locks.ErrLockLost) {
+			if !errors.Is(context.Cause(hctx), curator.ErrLockLost) {
 				t.Errorf("cause %v", context.Cause(hctx))
 			}
 			return nil
@@ -86,7 +87,7 @@ func TestMutexDoCancelledOnLoss(t *testing.T) {
 	px.Blackhole()
 	err := <-errc
 	px.Heal()
-	if !errors.Is(err, locks.ErrLockLost) {
+	if !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("Do: %v, want ErrLockLost", err)
 	}
 }
@@ -97,11 +98,11 @@ func TestMutexDoCancelledOnLoss(t *testing.T) {
 func TestMutexSuspendPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		policy   locks.SuspendPolicy
+		policy   curator.SuspendPolicy
 		wantLost bool
 	}{
-		{"LoseOnLost", locks.LoseOnLost, false},
-		{"LoseOnSuspend", locks.LoseOnSuspend, true},
+		{"LoseOnLost", curator.LoseOnLost, false},
+		{"LoseOnSuspend", curator.LoseOnSuspend, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := zktest.StartServer(t)
@@ -146,7 +147,7 @@ func TestMutexSuspendPolicy(t *testing.T) {
 					t.Fatal("lock node gone")
 				}
 			}
-			if err := m.Unlock(ctx); (err != nil) != tc.wantLost || (err != nil && !errors.Is(err, locks.ErrLockLost)) {
+			if err := m.Unlock(ctx); (err != nil) != tc.wantLost || (err != nil && !errors.Is(err, curator.ErrLockLost)) {
 				t.Fatalf("unlock: %v", err)
 			}
 		})
@@ -172,7 +173,7 @@ func worker(ctx context.Context, t *testing.T, m *locks.Mutex, fence *zktest.Fen
 				done++
 			}
 		}
-		if err := m.Unlock(ctx); err != nil && !errors.Is(err, framework.ErrDeletePending) && !errors.Is(err, locks.ErrLockLost) {
+		if err := m.Unlock(ctx); err != nil && !errors.Is(err, curator.ErrDeletePending) && !errors.Is(err, curator.ErrLockLost) {
 			t.Logf("unlock: %v", err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
@@ -170,7 +171,7 @@ func TestMutexNoLeaks(t *testing.T) {
 							t.Errorf("cancelled lock: %v", err)
 						}
 					case 2:
-						if err = m.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+						if err = m.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 							t.Errorf("trylock: %v", err)
 						}
 					}
@@ -240,7 +241,7 @@ func TestMutexReentrancy(t *testing.T) {
 	if m.IsAcquiredInThisProcess() {
 		t.Fatal("still held after 3 unlocks")
 	}
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("extra unlock: %v", err)
 	}
 	if hctx.Err() == nil {
@@ -289,7 +290,7 @@ func TestMutexTwoClients(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- m2.Lock(ctx) }()
-	if err := m2.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := m2.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		// m2's own instance is busy with the pending Lock: TryLock on it
 		// reports ErrLocked at once either way.
 		t.Fatalf("TryLock: %v", err)
@@ -323,27 +324,27 @@ func TestMutexTwoClients(t *testing.T) {
 func TestMutexBadInput(t *testing.T) {
 	c := newClient(t, shared.ConnectString())
 	for _, p := range []string{"", "x", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/a\x00b"} {
-		if _, err := locks.NewMutex(c, p); !errors.Is(err, locks.ErrInvalidArgument) {
+		if _, err := locks.NewMutex(c, p); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("NewMutex(%q): %v", p, err)
 		}
-		if _, err := locks.NewReadWriteLock(c, p); !errors.Is(err, locks.ErrInvalidArgument) {
+		if _, err := locks.NewReadWriteLock(c, p); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("NewReadWriteLock(%q): %v", p, err)
 		}
 	}
-	if _, err := locks.NewMutex(nil, "/a"); !errors.Is(err, locks.ErrInvalidArgument) {
+	if _, err := locks.NewMutex(nil, "/a"); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil client: %v", err)
 	}
 	path := lockPath(t)
 	m := newMutex(t, c, path)
 	ctx := testCtx(t, time.Minute)
 	//lint:ignore SA1012 testing nil
-	if err := m.Lock(nil); !errors.Is(err, locks.ErrInvalidArgument) { //nolint:staticcheck
+	if err := m.Lock(nil); !errors.Is(err, curator.ErrInvalidArgument) { //nolint:staticcheck
 		t.Errorf("nil ctx: %v", err)
 	}
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Errorf("unlock not held: %v", err)
 	}
-	if err := m.Do(ctx, nil); !errors.Is(err, locks.ErrInvalidArgument) {
+	if err := m.Do(ctx, nil); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil fn: %v", err)
 	}
 	done, cancel := context.WithCancel(ctx)
@@ -361,10 +362,10 @@ func TestMutexBadInput(t *testing.T) {
 	if err := m.Lock(neg); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("negative timeout: %v", err)
 	}
-	if _, err := m.FencingToken(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if _, err := m.FencingToken(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Errorf("token when not held: %v", err)
 	}
-	if _, err := m.GuardedMulti(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if _, err := m.GuardedMulti(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Errorf("guarded multi when not held: %v", err)
 	}
 	if err := m.Lock(ctx); err != nil {
@@ -373,7 +374,7 @@ func TestMutexBadInput(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Errorf("second unlock: %v", err)
 	}
 	if kids := children(t, c, path); len(kids) != 0 {
@@ -391,7 +392,7 @@ func TestMutexBadInput(t *testing.T) {
 	closed.Close()
 	mc := newMutex(t, closed, path)
 	start := time.Now()
-	if err := mc.Lock(ctx); !errors.Is(err, framework.ErrClosed) {
+	if err := mc.Lock(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("closed client: %v", err)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -507,7 +508,7 @@ func TestMutexOwnNodeVanishes(t *testing.T) {
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errc; !errors.Is(err, locks.ErrNodeVanished) {
+	if err := <-errc; !errors.Is(err, curator.ErrNodeVanished) {
 		t.Fatalf("waiter: %v, want ErrNodeVanished", err)
 	}
 	if kids := children(t, c, path); len(kids) != 0 {
@@ -566,7 +567,7 @@ func TestMutexGuardedMulti(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := m.GuardedMulti(ctx, framework.SetDataOp{Path: data, Data: []byte("2"), Version: -1})
-	if !errors.Is(err, locks.ErrLockLost) || !errors.Is(err, zk.ErrNoNode) {
+	if !errors.Is(err, curator.ErrLockLost) || !errors.Is(err, zk.ErrNoNode) {
 		t.Fatalf("guarded write without the lock: %v", err)
 	}
 	got, _, err := c.Get(ctx, data)
@@ -578,36 +579,7 @@ func TestMutexGuardedMulti(t *testing.T) {
 	default:
 		t.Fatal("Lost not closed after the guard found the node gone")
 	}
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) { // issue 14 item 4
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) { // issue 14 item 4
 		t.Fatalf("unlock of a lost lock: %v, want ErrLockLost", err)
-	}
-}
-
-// The contender sort uses the sequence only: a protection prefix that sorts
-// lower must not put a later node first (what breaks kazoo#649), and
-// children that are not contenders are ignored, never a parse error.
-func TestDriverSort(t *testing.T) {
-	d, err := locks.NewDriver(newClient(t, shared.ConnectString()), "/x", locks.WriteLockName, locks.MaxLeases(1), locks.ReadLockName, locks.WriteLockName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := []string{
-		"_c_ffffffff-ffff-4fff-bfff-ffffffffffff-__READ__0000000001",
-		"_c_00000000-0000-4000-8000-000000000000-__WRIT__0000000002",
-		"__READ__0000000000",
-		"not-a-contender",
-		"__WRIT__",
-		"lease-0000000003",
-		"_c_00000000-0000-4000-8000-000000000000-__WRIT__00000x0004",
-	}
-	got := d.Sort(in)
-	want := []string{in[2], in[0], in[1]}
-	if len(got) != len(want) {
-		t.Fatalf("Sort = %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("Sort = %v, want %v", got, want)
-		}
 	}
 }

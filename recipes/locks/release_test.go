@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
 var policies = []struct {
 	name string
-	p    locks.SuspendPolicy
-}{{"LoseOnSuspend", locks.LoseOnSuspend}, {"LoseOnLost", locks.LoseOnLost}}
+	p    curator.SuspendPolicy
+}{{"LoseOnSuspend", curator.LoseOnSuspend}, {"LoseOnLost", curator.LoseOnLost}}
 
 // closed reports whether ch is closed.
 func closed(ch <-chan struct{}) bool {
@@ -44,7 +45,7 @@ func TestUnlockFindsNodeDeleted(t *testing.T) {
 			if err := op.Delete(ctx, m.Node()); err != nil {
 				t.Fatal(err)
 			}
-			if err := m.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+			if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("unlock of a deleted node: %v, want ErrLockLost", err)
 			}
 			if !closed(lost) {
@@ -57,7 +58,7 @@ func TestUnlockFindsNodeDeleted(t *testing.T) {
 				t.Fatal("still held")
 			}
 			err = m.Do(ctx, func(context.Context) error { return op.Delete(ctx, m.Node()) })
-			if !errors.Is(err, locks.ErrLockLost) {
+			if !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("Do whose node was deleted: %v, want ErrLockLost", err)
 			}
 			if err := m.Lock(ctx); err != nil { // usable again
@@ -97,7 +98,7 @@ func TestUnlockAfterUnnoticedExpiry(t *testing.T) {
 				t.Fatal(err)
 			}
 			px.Heal()
-			if err := <-errc; !errors.Is(err, locks.ErrLockLost) {
+			if err := <-errc; !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("unlock across an unnoticed expiry: %v, want ErrLockLost", err)
 			}
 			if !closed(lost) {

@@ -1,15 +1,19 @@
 package locks
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/driver"
 )
 
 // Contender names of the read-write lock, as Curator's (equal length).
 const (
-	ReadLockName  = "__READ__"
-	WriteLockName = "__WRIT__"
+	readName  = "__READ__"
+	writeName = "__WRIT__"
 )
 
 // ReadWriteLock is Curator's InterProcessReadWriteLock: any number of
@@ -19,61 +23,139 @@ const (
 // and waits only on the first such writer, so interleaved readers and
 // writers never stall (unlike kazoo 2.8, python-zk/kazoo#649).
 //
-// Each half is a Mutex: goroutines sharing one ReadWriteLock value take its
-// halves one at a time, exactly like Mutex; for concurrent readers in one
+// As in Curator, the two halves are two locks on two drivers with
+// different predicates. Goroutines sharing one ReadWriteLock take each half
+// one at a time, exactly like a Mutex; for concurrent readers in one
 // process, give each goroutine its own ReadWriteLock (NewReadWriteLock does
 // no I/O).
-//
-// Downgrade: Read().Lock with the context handed out by Write().Acquire or
-// Write().Do takes the read lock at once, even while another goroutine of
-// the same ReadWriteLock waits for the read lock (that goroutine then gets
-// it once the downgraded hold is released); its node takes the writer's
-// place in the queue (CURATOR-621), so writers queued behind stay blocked
-// after the write lock is released. Read().Participants and
-// Write().Participants list that half's nodes only, as Curator's
-// getParticipantNodes does. Upgrade (Write().Lock with a context handed
-// out by Read()) fails with ErrUpgrade instead of blocking forever as in
-// Curator.
 type ReadWriteLock struct {
-	read, write *Mutex
+	read  *ReadLock
+	write *WriteLock
 }
 
-// NewReadWriteLock returns a read-write lock on path.
+// ReadLock is the read half of a ReadWriteLock (Curator's readLock()).
+//
+// Downgrade: Lock with the context handed out by the write half (Acquire
+// or Do) takes the read lock at once, even while another goroutine of the
+// same ReadWriteLock waits for the read lock (that goroutine then gets it
+// once the downgraded holding is released); its node takes the writer's
+// place in the queue (CURATOR-621), so writers queued behind stay blocked
+// after the write lock is released.
+type ReadLock struct {
+	lock
+	write *WriteLock
+	// slot: one holding of the read half at a time, queued or downgraded.
+	// A downgrade takes only the slot, never the turn, so it does not wait
+	// behind a goroutine of the same instance queued for the read lock.
+	slot token
+	// the write holding the current read holding was downgraded from
+	downFrom *holding
+	down     *holding
+}
+
+// WriteLock is the write half of a ReadWriteLock (Curator's writeLock()).
+// Upgrade (Lock with a context handed out by the read half) fails with
+// curator.ErrUpgrade instead of blocking forever as in Curator.
+type WriteLock struct {
+	lock
+	read *ReadLock
+}
+
+var (
+	_ curator.Locker = (*ReadLock)(nil)
+	_ curator.Locker = (*WriteLock)(nil)
+)
+
+// NewReadWriteLock returns a read-write lock on path. It does no I/O; a nil
+// client, an invalid path or a bad option gives an error wrapping
+// curator.ErrInvalidArgument.
 func NewReadWriteLock(client *framework.Client, path string, opts ...Option) (*ReadWriteLock, error) {
-	o := buildOptions(opts)
-	wd, err := NewDriver(client, path, WriteLockName, MaxLeases(1), ReadLockName, WriteLockName)
+	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	rd, err := NewDriver(client, path, ReadLockName, readPredicate, ReadLockName, WriteLockName)
+	wd, err := driver.New(client, path, writeName, driver.MaxLeases(1), readName, writeName)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("locks: %w", err)
 	}
-	rw := &ReadWriteLock{write: newMutex(wd, o), read: newMutex(rd, o)}
-	rw.read.rw, rw.write.rw = rw, rw
-	return rw, nil
+	rd, err := driver.New(client, path, readName, readPredicate, readName, writeName)
+	if err != nil {
+		return nil, fmt.Errorf("locks: %w", err)
+	}
+	r := &ReadLock{slot: make(token, 1)}
+	w := &WriteLock{read: r}
+	r.write = w
+	r.init(rd, o, r.take)
+	w.init(wd, o, w.take)
+	return &ReadWriteLock{read: r, write: w}, nil
 }
 
 // readPredicate: held iff no writer is queued before us; else wait on the
 // first writer before us (Curator's readLockPredicate).
-func readPredicate(contenders []string, ours int) (Decision, error) {
+func readPredicate(contenders []string, ours int) (driver.Decision, error) {
 	for i := 0; i < ours; i++ {
-		if strings.Contains(contenders[i], WriteLockName) {
-			return Decision{Watch: contenders[i]}, nil
+		if strings.Contains(contenders[i], writeName) {
+			return driver.Decision{Watch: contenders[i]}, nil
 		}
 	}
-	return Decision{Held: true}, nil
+	return driver.Decision{Held: true}, nil
 }
 
 // Read returns the read half (Curator's readLock()).
-func (rw *ReadWriteLock) Read() *Mutex { return rw.read }
+func (rw *ReadWriteLock) Read() *ReadLock { return rw.read }
 
 // Write returns the write half (Curator's writeLock()).
-func (rw *ReadWriteLock) Write() *Mutex { return rw.write }
+func (rw *ReadWriteLock) Write() *WriteLock { return rw.write }
 
-// downgradeName is the name of a read node that takes the place of the
-// write node h holds: "__READ__<writer's sequence>".
-func (rw *ReadWriteLock) downgradeName(h *hold) string {
-	seq, _ := rw.write.d.sequence(h.c.name) // a held node always has one
-	return ReadLockName + seq
+func (w *WriteLock) take(ctx context.Context, try bool) (*holding, error) {
+	if h, err := w.reenter(ctx); h != nil || err != nil {
+		return h, err
+	}
+	if w.read.heldBy(ctx) != nil {
+		return nil, fmt.Errorf("%s: %w", w.d.Path(), curator.ErrUpgrade)
+	}
+	return w.queued(ctx, try, nil)
+}
+
+func (r *ReadLock) take(ctx context.Context, try bool) (*holding, error) {
+	if h, err := r.reenter(ctx); h != nil || err != nil {
+		return h, err
+	}
+	if wh := r.write.heldBy(ctx); wh != nil {
+		return r.downgrade(ctx, try, wh)
+	}
+	// Ours in ZooKeeper's queue, then the slot: a downgraded holding of
+	// this instance may still have it.
+	return r.queued(ctx, try, r.slot)
+}
+
+// downgrade takes the read lock for the holder of the write lock, at once,
+// with a read node in the writer's place: "__READ__<writer's sequence>".
+// It needs no turn in the instance's queue, only the slot (free unless a
+// holding of the read half outlived a write). A second downgrade through
+// the same write holding re-enters the first.
+func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holding, error) {
+	r.mu.Lock()
+	if r.h != nil && r.h == r.down && r.downFrom == wh {
+		defer r.mu.Unlock()
+		return countLocked(r.h)
+	}
+	r.mu.Unlock()
+	if err := r.slot.take(ctx, try, r.d.Path()); err != nil {
+		return nil, err
+	}
+	seq, _ := r.write.d.Sequence(wh.Contender().Name()) // a held node always has one
+	c, err := r.d.EnqueueAs(ctx, readName+seq, r.opts.Data)
+	if err != nil {
+		r.slot.give()
+		return nil, err
+	}
+	if r.opts.OnEnqueue != nil {
+		r.opts.OnEnqueue(c.Node())
+	}
+	h := r.install(ctx, c, r.slot.give)
+	r.mu.Lock()
+	r.down, r.downFrom = h, wh
+	r.mu.Unlock()
+	return h, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
@@ -59,8 +60,10 @@ func TestRWParticipants(t *testing.T) {
 	for _, half := range []struct {
 		name, want string
 		n          int
-		m          *locks.Mutex
-	}{{"Read", locks.ReadLockName, 20, readers[0].Read()}, {"Write", locks.WriteLockName, 8, readers[0].Write()}} {
+		m          interface {
+			Participants(context.Context) ([]string, error)
+		}
+	}{{"Read", "__READ__", 20, readers[0].Read()}, {"Write", "__WRIT__", 8, readers[0].Write()}} {
 		parts, err := half.m.Participants(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +94,7 @@ func TestRWUpgradeRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rw.Write().Lock(hctx); !errors.Is(err, locks.ErrUpgrade) {
+	if err := rw.Write().Lock(hctx); !errors.Is(err, curator.ErrUpgrade) {
 		t.Fatalf("upgrade: %v", err)
 	}
 	if err := rw.Read().Unlock(ctx); err != nil {
@@ -242,7 +245,9 @@ func TestRWInterleavedNeverStalls(t *testing.T) {
 			defer wg.Done()
 			rw := newRW(t, c, path)
 			for n := 0; n < 25; n++ {
-				half := rw.Read()
+				var half interface {
+					Do(context.Context, func(context.Context) error) error
+				} = rw.Read()
 				if (i+n)%3 == 0 {
 					half = rw.Write()
 				}
@@ -306,7 +311,7 @@ func TestRWWriterSessionExpires(t *testing.T) {
 	if ok, _, err := c2.Exists(ctx, node); err != nil || ok {
 		t.Fatalf("old writer node exists=%v err=%v", ok, err)
 	}
-	if err := rw1.Write().Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := rw1.Write().Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("unlock of the expired writer: %v", err)
 	}
 	if err := rw2.Read().Unlock(ctx); err != nil {
@@ -364,7 +369,7 @@ func TestRWDowngradeWhileReaderWaits(t *testing.T) {
 		}
 		n := 0
 		for _, p := range parts {
-			if strings.Contains(p, locks.ReadLockName) {
+			if strings.Contains(p, "__READ__") {
 				n++
 			}
 		}
@@ -414,13 +419,13 @@ func TestMutexReentryAfterLoss(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("lock not lost")
 	}
-	if err := m.Lock(hctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := m.Lock(hctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("reentrant Lock of a lost hold: %v, want ErrLockLost", err)
 	}
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("Unlock: %v, want ErrLockLost", err)
 	}
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("second Unlock: %v, want ErrNotHeld (the failed reentry counted nothing)", err)
 	}
 }

@@ -6,21 +6,12 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
 	"github.com/gocurator/curator/recipes/locks"
 )
-
-// ErrInvalidArgument is wrapped by the errors of New and NewFromPaths (no
-// members, a nil member, a nil client, a bad path) and of a nil context.
-var ErrInvalidArgument = errors.New("multilock: invalid argument")
-
-// rollbackTimeout bounds the foreground part of giving back the members of a
-// failed acquisition when the caller's context is done; members that delete
-// a node go on in the background past it (as locks.Mutex does).
-const rollbackTimeout = 5 * time.Second
 
 // tryLocker is what TryLock needs of every member.
 type tryLocker interface {
@@ -28,9 +19,9 @@ type tryLocker interface {
 }
 
 // MultiLock is Curator's InterProcessMultiLock: several locks held as one.
-// It satisfies locks.Locker. Its methods are safe for concurrent use.
+// It satisfies curator.Locker. Its methods are safe for concurrent use.
 type MultiLock struct {
-	members []locks.Locker
+	members []curator.Locker
 	noTry   int // index of the first member without TryLock, -1 if none
 
 	mu sync.Mutex
@@ -47,33 +38,33 @@ type holding struct {
 	done    chan struct{} // closed when the watcher has ended; nil if never started
 }
 
-var _ locks.Locker = (*MultiLock)(nil)
+var _ curator.Locker = (*MultiLock)(nil)
 
 // New returns a multi-lock over the given members, taken in this order and
 // released in the reverse order. It needs at least one member, no nil one,
 // and no member twice: neither the same lock nor two locks with the same
 // Path() (a Lock would wait on itself until its deadline); otherwise the
-// error wraps ErrInvalidArgument. Paths are compared as given, so two locks
+// error wraps curator.ErrInvalidArgument. Paths are compared as given, so two locks
 // of clients with different namespaces on one relative path are refused
 // too.
-func New(members ...locks.Locker) (*MultiLock, error) {
+func New(members ...curator.Locker) (*MultiLock, error) {
 	if len(members) == 0 {
-		return nil, fmt.Errorf("%w: no locks", ErrInvalidArgument)
+		return nil, fmt.Errorf("multilock: %w: no locks", curator.ErrInvalidArgument)
 	}
-	ml := &MultiLock{members: append([]locks.Locker(nil), members...), noTry: -1}
+	ml := &MultiLock{members: append([]curator.Locker(nil), members...), noTry: -1}
 	seen := make(map[string]int, len(members))
 	for i, m := range ml.members {
 		if m == nil || (reflect.ValueOf(m).Kind() == reflect.Pointer && reflect.ValueOf(m).IsNil()) {
-			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalidArgument, i)
+			return nil, fmt.Errorf("multilock: %w: lock %d is nil", curator.ErrInvalidArgument, i)
 		}
 		for j := range i {
 			if reflect.TypeOf(m).Comparable() && m == ml.members[j] {
-				return nil, fmt.Errorf("%w: locks %d and %d are the same lock", ErrInvalidArgument, j, i)
+				return nil, fmt.Errorf("multilock: %w: locks %d and %d are the same lock", curator.ErrInvalidArgument, j, i)
 			}
 		}
 		if p, ok := m.(interface{ Path() string }); ok {
 			if j, dup := seen[p.Path()]; dup {
-				return nil, fmt.Errorf("%w: locks %d and %d are both on %s", ErrInvalidArgument, j, i, p.Path())
+				return nil, fmt.Errorf("multilock: %w: locks %d and %d are both on %s", curator.ErrInvalidArgument, j, i, p.Path())
 			}
 			seen[p.Path()] = i
 		}
@@ -87,16 +78,16 @@ func New(members ...locks.Locker) (*MultiLock, error) {
 // NewFromPaths returns a multi-lock over new locks.Mutex members on the
 // paths, in this order (Curator's InterProcessMultiLock(client, paths)).
 // A nil client, no paths or an invalid path give an error wrapping
-// ErrInvalidArgument (and, from the mutex, locks.ErrInvalidArgument).
+// curator.ErrInvalidArgument.
 func NewFromPaths(client *framework.Client, paths ...string) (*MultiLock, error) {
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%w: no paths", ErrInvalidArgument)
+		return nil, fmt.Errorf("multilock: %w: no paths", curator.ErrInvalidArgument)
 	}
-	members := make([]locks.Locker, len(paths))
+	members := make([]curator.Locker, len(paths))
 	for i, p := range paths {
 		m, err := locks.NewMutex(client, p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: lock %d: %w", ErrInvalidArgument, i, err)
+			return nil, fmt.Errorf("multilock: lock %d: %w", i, err)
 		}
 		members[i] = m
 	}
@@ -131,11 +122,11 @@ func (ml *MultiLock) memberErr(i int, err error) *MemberError {
 // whole acquisition. On failure the members taken in this attempt are
 // released in reverse order and the error, a *MemberError, names the member
 // that failed and wraps its cause (ctx.Err() when ctx ended the wait; an
-// error wrapping locks.ErrLockLost if a member taken earlier was lost while
+// error wrapping curator.ErrLockLost if a member taken earlier was lost while
 // later ones were awaited). Errors in giving members back, if any, are
 // joined to it.
 func (ml *MultiLock) Lock(ctx context.Context) error {
-	return ml.lock(ctx, func(_ int, m locks.Locker) error { return m.Lock(ctx) })
+	return ml.lock(ctx, func(_ int, m curator.Locker) error { return m.Lock(ctx) })
 }
 
 // TryLock takes every member with the member's own TryLock, or none: a
@@ -147,12 +138,12 @@ func (ml *MultiLock) TryLock(ctx context.Context) error {
 	if ml.noTry >= 0 {
 		return ml.memberErr(ml.noTry, fmt.Errorf("%w: TryLock (a %T has none)", errors.ErrUnsupported, ml.members[ml.noTry]))
 	}
-	return ml.lock(ctx, func(_ int, m locks.Locker) error { return m.(tryLocker).TryLock(ctx) })
+	return ml.lock(ctx, func(_ int, m curator.Locker) error { return m.(tryLocker).TryLock(ctx) })
 }
 
-func (ml *MultiLock) lock(ctx context.Context, take func(int, locks.Locker) error) error {
+func (ml *MultiLock) lock(ctx context.Context, take func(int, curator.Locker) error) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.ErrNilContext
 	}
 	for i, m := range ml.members {
 		err := ctx.Err() // one deadline for all: do not start a member past it
@@ -168,7 +159,7 @@ func (ml *MultiLock) lock(ctx context.Context, take func(int, locks.Locker) erro
 	for i, m := range ml.members {
 		select {
 		case <-m.Lost():
-			return ml.rollback(ctx, len(ml.members), ml.memberErr(i, fmt.Errorf("%w: lost while the other locks were being taken", locks.ErrLockLost)))
+			return ml.rollback(ctx, len(ml.members), ml.memberErr(i, fmt.Errorf("%w: lost while the other locks were being taken", curator.ErrLockLost)))
 		default:
 		}
 	}
@@ -188,19 +179,19 @@ func (ml *MultiLock) lock(ctx context.Context, take func(int, locks.Locker) erro
 
 // rollback releases members [0, n) in reverse order after a failed
 // acquisition and returns cause with any failure to release joined to it.
-// A member released locally whose node deletion goes on in the background
-// (framework.ErrDeletePending), or that had been lost (locks.ErrLockLost,
-// its node already being deleted), is released: that is not a failure.
+// A member that had been lost (curator.ErrLockLost, its node already being
+// deleted) is released: that is no failure to give back, and the set was
+// never handed out.
 func (ml *MultiLock) rollback(ctx context.Context, n int, cause *MemberError) error {
 	if n == 0 {
 		return cause
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	rctx, cancel := recipe.CleanupContext(ctx)
 	defer cancel()
 	errs := []error{cause}
 	for j := n - 1; j >= 0; j-- {
 		err := ml.members[j].Unlock(rctx)
-		if err != nil && !errors.Is(err, framework.ErrDeletePending) && !errors.Is(err, locks.ErrLockLost) {
+		if err != nil && !errors.Is(err, curator.ErrLockLost) {
 			errs = append(errs, fmt.Errorf("multilock: giving back after the failure: %w", ml.memberErr(j, err)))
 		}
 	}
@@ -212,21 +203,22 @@ func (ml *MultiLock) rollback(ctx context.Context, n int, cause *MemberError) er
 
 // Unlock releases one Lock. The last one releases every member in reverse
 // order, trying each even if another fails, and returns every failure
-// joined (errors.Join), each a *MemberError wrapping the member's error
-// (for a locks.Mutex: framework.ErrDeletePending if its node's deletion goes
-// on in the background, locks.ErrLockLost if it had been lost). After an
-// Unlock of the last Lock the multi-lock is not held whatever the errors;
-// a member whose own Unlock failed may still hold (that is its rule).
-// Unlock of a multi-lock that is not held returns locks.ErrNotHeld.
+// joined (errors.Join), each a *MemberError wrapping the member's error.
+// Members follow the module's release rule (package curator, "Releasing"),
+// and so does Unlock: nil once every member is released (deletes may go on
+// in the background), curator.ErrLockLost for a member that had been lost,
+// curator.ErrNotHeld if the multi-lock is not held. After an Unlock of the
+// last Lock the multi-lock is not held whatever the errors; a member whose
+// own Unlock failed may still hold (that is its rule).
 func (ml *MultiLock) Unlock(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.ErrNilContext
 	}
 	ml.mu.Lock()
 	h := ml.h
 	if h == nil {
 		ml.mu.Unlock()
-		return fmt.Errorf("multilock: %w", locks.ErrNotHeld)
+		return fmt.Errorf("multilock: %w", curator.ErrNotHeld)
 	}
 	h.count--
 	last := h.count == 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/multilock"
@@ -20,7 +21,7 @@ import (
 // failing wraps a lock whose Lock or Unlock fails on demand (Curator's test
 // wraps a mutex the same way). It has no TryLock.
 type failing struct {
-	locks.Locker
+	curator.Locker
 	lockErr, unlockErr error
 }
 
@@ -41,11 +42,11 @@ func (f *failing) Unlock(ctx context.Context) error {
 // gate wraps a lock whose Lock, once the lock is taken, says so on took and
 // then waits for proceed (or ctx): it pins down an interleaving.
 type gate struct {
-	locks.Locker
+	curator.Locker
 	took, proceed chan struct{}
 }
 
-func newGate(l locks.Locker) *gate {
+func newGate(l curator.Locker) *gate {
 	return &gate{Locker: l, took: make(chan struct{}), proceed: make(chan struct{})}
 }
 
@@ -208,7 +209,7 @@ func TestLockUnlock(t *testing.T) {
 	if ml.IsAcquiredInThisProcess() || !isClosed(ml.Lost()) {
 		t.Fatal("held after Unlock")
 	}
-	if err := ml.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("second Unlock: %v", err)
 	}
 	noNodes(t, c, ps...)
@@ -225,7 +226,7 @@ func TestTwoClients(t *testing.T) {
 	if err := ml1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := ml2.TryLock(ctx); !errors.Is(err, locks.ErrLocked) || asMember(t, err).Index != 0 {
+	if err := ml2.TryLock(ctx); !errors.Is(err, curator.ErrLocked) || asMember(t, err).Index != 0 {
 		t.Fatalf("TryLock while the other holds: %v", err)
 	}
 	got := make(chan error, 1)
@@ -287,7 +288,7 @@ func TestRollbackOnTimeout(t *testing.T) {
 	if kids := children(t, c, ps[2]); len(kids) != 1 || ps[2]+"/"+kids[0] != b2.Node() {
 		t.Fatalf("%s: %v, want only the blocker's node", ps[2], kids)
 	}
-	if err := ml.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("Unlock after a failed Lock: %v", err)
 	}
 	b2.Unlock(ctx)
@@ -322,7 +323,7 @@ func TestTryLock(t *testing.T) {
 	m0 := mutex(t, c, ps[0])
 	ml, _ := multilock.New(m0, mutex(t, c, ps[1]))
 	err := ml.TryLock(ctx)
-	if me := asMember(t, err); !errors.Is(err, locks.ErrLocked) || me.Index != 1 {
+	if me := asMember(t, err); !errors.Is(err, curator.ErrLocked) || me.Index != 1 {
 		t.Fatalf("TryLock: %v", err)
 	}
 	if m0.IsAcquiredInThisProcess() {
@@ -406,7 +407,7 @@ func TestReentrancy(t *testing.T) {
 	if !isClosed(ml.Lost()) || isClosed(lost) {
 		t.Fatal("the holding did not end, or ended as lost")
 	}
-	if err := ml.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("third Unlock: %v", err)
 	}
 	// The members' own acquisitions are theirs to release.
@@ -447,7 +448,7 @@ func TestHolderSessionExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := ml1.Unlock(ctx)
-	if mes := memberErrors(err); !errors.Is(err, locks.ErrLockLost) || len(mes) != 2 {
+	if mes := memberErrors(err); !errors.Is(err, curator.ErrLockLost) || len(mes) != 2 {
 		t.Fatalf("unlock of the lost holding: %v", err)
 	}
 	if ml1.IsAcquiredInThisProcess() || !ml2.IsAcquiredInThisProcess() {
@@ -481,7 +482,7 @@ func TestMemberSessionExpires(t *testing.T) {
 	}
 	err := ml.Unlock(ctx)
 	mes := memberErrors(err)
-	if !errors.Is(err, locks.ErrLockLost) || len(mes) != 1 || mes[0].Index != 1 || mes[0].Path != ps[1] {
+	if !errors.Is(err, curator.ErrLockLost) || len(mes) != 1 || mes[0].Index != 1 || mes[0].Path != ps[1] {
 		t.Fatalf("unlock: %v", err)
 	}
 	if m0.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
@@ -519,7 +520,7 @@ func TestMemberLostWhileAcquiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := <-got
-	if me := asMember(t, err); !errors.Is(err, locks.ErrLockLost) || me.Index != 0 {
+	if me := asMember(t, err); !errors.Is(err, curator.ErrLockLost) || me.Index != 0 {
 		t.Fatalf("lock: %v", err)
 	}
 	if m0.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
@@ -565,7 +566,7 @@ func TestMixedKinds(t *testing.T) {
 	osm, _ := semaphore.NewMutex(other, ps[2])
 	oin, _ := multilock.NewFromPaths(other, ps[3], ps[4])
 	for i, l := range []interface{ TryLock(context.Context) error }{mutex(t, other, ps[0]), orw.Read(), osm, oin, rival} {
-		if err := l.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+		if err := l.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 			t.Errorf("%d: %T taken by another client: %v", i, l, err)
 		}
 	}
@@ -597,7 +598,7 @@ func TestOverlappingSetsSameOrder(t *testing.T) {
 		c := newClient(t, shared.ConnectString())
 		set := []int{i % 5, (i + 1) % 5, (i + 3) % 5}[:2+i%2]
 		slices.Sort(set)
-		var members []locks.Locker
+		var members []curator.Locker
 		for _, j := range set {
 			members = append(members, mutex(t, c, ps[j]))
 		}
@@ -687,7 +688,7 @@ func TestDifferentOrdersRace(t *testing.T) {
 	var won, timedOut atomic.Int32
 	for _, order := range orders {
 		c := newClient(t, shared.ConnectString())
-		var members []locks.Locker
+		var members []curator.Locker
 		for _, j := range order {
 			members = append(members, mutex(t, c, ps[j]))
 		}
@@ -812,17 +813,17 @@ func TestBadInput(t *testing.T) {
 		func() (*multilock.MultiLock, error) { return multilock.NewFromPaths(c, p, "bad") },
 		func() (*multilock.MultiLock, error) { return multilock.NewFromPaths(nil, p) },
 	} {
-		if ml, err := f(); !errors.Is(err, multilock.ErrInvalidArgument) || ml != nil {
+		if ml, err := f(); !errors.Is(err, curator.ErrInvalidArgument) || ml != nil {
 			t.Errorf("%d: %v", i, err)
 		}
 	}
-	if _, err := multilock.NewFromPaths(c, "bad"); !errors.Is(err, locks.ErrInvalidArgument) {
+	if _, err := multilock.NewFromPaths(c, "bad"); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("the mutex's error is lost: %v", err)
 	}
 	ml, _ := multilock.NewFromPaths(c, p)
 	var nilCtx context.Context
 	for name, f := range map[string]func(context.Context) error{"Lock": ml.Lock, "TryLock": ml.TryLock, "Unlock": ml.Unlock} {
-		if err := f(nilCtx); !errors.Is(err, multilock.ErrInvalidArgument) {
+		if err := f(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("%s(nil): %v", name, err)
 		}
 	}

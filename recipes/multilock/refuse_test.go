@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/recipes/multilock"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
@@ -30,12 +30,12 @@ func TestMultiLockRefusesDuplicates(t *testing.T) {
 		"two clients, one path":  func() error { _, err := multilock.New(sm, sm2); return err },
 		"NewFromPaths duplicate": func() error { _, err := multilock.NewFromPaths(c, ps[0], ps[1], ps[0]); return err },
 	} {
-		if err := fn(); !errors.Is(err, multilock.ErrInvalidArgument) {
+		if err := fn(); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
 		}
 	}
 	if _, err := multilock.New(m, sm); err != nil {
 		t.Fatalf("distinct locks: %v", err)
 	}
-	var _ locks.Locker = m
+	var _ curator.Locker = m
 }

@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
-	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
 var policies = []struct {
 	name string
-	p    locks.SuspendPolicy
-}{{"LoseOnSuspend", locks.LoseOnSuspend}, {"LoseOnLost", locks.LoseOnLost}}
+	p    curator.SuspendPolicy
+}{{"LoseOnSuspend", curator.LoseOnSuspend}, {"LoseOnLost", curator.LoseOnLost}}
 
 func closed(ch <-chan struct{}) bool {
 	select {
@@ -44,7 +44,7 @@ func TestLeaseReleaseFindsNodeDeleted(t *testing.T) {
 			if err := op.Delete(ctx, l.Node()); err != nil {
 				t.Fatal(err)
 			}
-			if err := l.Release(ctx); !errors.Is(err, locks.ErrLockLost) {
+			if err := l.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("release of a deleted lease: %v, want ErrLockLost", err)
 			}
 			if !closed(lost) {
@@ -61,7 +61,7 @@ func TestLeaseReleaseFindsNodeDeleted(t *testing.T) {
 			if err := op.Delete(ctx, m.Node()); err != nil {
 				t.Fatal(err)
 			}
-			if err := m.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+			if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("unlock of a deleted semaphore mutex: %v, want ErrLockLost", err)
 			}
 			if !closed(lost) {
@@ -96,7 +96,7 @@ func TestLeaseReleaseAfterUnnoticedExpiry(t *testing.T) {
 				t.Fatal(err)
 			}
 			px.Heal()
-			if err := <-errc; !errors.Is(err, locks.ErrLockLost) {
+			if err := <-errc; !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("release across an unnoticed expiry: %v, want ErrLockLost", err)
 			}
 			if !closed(l.Lost()) {
@@ -144,7 +144,7 @@ func TestLeaseIsAHolding(t *testing.T) {
 		if l.Context().Err() == nil {
 			t.Fatal("held context not ended by Release")
 		}
-		if _, err := l.FencingToken(ctx); !errors.Is(err, semaphore.ErrNotHeld) {
+		if _, err := l.FencingToken(ctx); !errors.Is(err, curator.ErrNotHeld) {
 			t.Fatalf("token after release: %v", err)
 		}
 	}
@@ -157,13 +157,13 @@ func TestLeaseIsAHolding(t *testing.T) {
 	if err := op.Delete(ctx, l.Node()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.GuardedMulti(ctx, framework.CreateOp{Path: path + "-guarded"}); !errors.Is(err, locks.ErrLockLost) {
+	if _, err := l.GuardedMulti(ctx, framework.CreateOp{Path: path + "-guarded"}); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("guarded write without the lease: %v, want ErrLockLost", err)
 	}
 	if ok, _, err := op.Exists(ctx, path+"-guarded"); err != nil || ok {
 		t.Fatalf("guarded write happened: %v %v", ok, err)
 	}
-	if err := l.Release(ctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := l.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("release: %v", err)
 	}
 
@@ -172,7 +172,7 @@ func TestLeaseIsAHolding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.FencingToken(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if _, err := m.FencingToken(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("token while not held: %v", err)
 	}
 	hctx, err := m.Acquire(ctx)
@@ -193,10 +193,10 @@ func TestLeaseIsAHolding(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("held context not cancelled on loss")
 	}
-	if cause := context.Cause(hctx); !errors.Is(cause, locks.ErrLockLost) {
+	if cause := context.Cause(hctx); !errors.Is(cause, curator.ErrLockLost) {
 		t.Fatalf("cause %v, want ErrLockLost", cause)
 	}
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("unlock after loss: %v", err)
 	}
 }

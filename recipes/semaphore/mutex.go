@@ -2,13 +2,12 @@ package semaphore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
-	"github.com/gocurator/curator/recipes/locks"
 )
 
 // Mutex is Curator's InterProcessSemaphoreMutex: a mutex on a one-lease
@@ -18,7 +17,7 @@ import (
 // sync.Mutex (so a goroutine that locks twice deadlocks itself, until its
 // ctx ends), and any goroutine may Unlock. Goroutines sharing one instance
 // wait for it in the process; only one of them at a time is in ZooKeeper's
-// queue. It satisfies locks.Locker, so a MultiLock can take it.
+// queue. It satisfies curator.Locker, so a MultiLock can take it.
 type Mutex struct {
 	s   *Semaphore
 	sem chan struct{}
@@ -27,7 +26,7 @@ type Mutex struct {
 	lease *Lease
 }
 
-var _ locks.Locker = (*Mutex)(nil)
+var _ curator.Locker = (*Mutex)(nil)
 
 // NewMutex returns a semaphore mutex on path
 // (InterProcessSemaphoreMutex(client, path)). Options are the Semaphore's.
@@ -42,119 +41,116 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 // Lock blocks until the mutex is held or ctx is done (its lease node is
 // then deleted before Lock returns ctx's error, wrapped).
 func (m *Mutex) Lock(ctx context.Context) error {
-	_, err := m.lock(ctx)
+	_, err := m.lock(ctx, false)
 	return err
 }
 
-func (m *Mutex) lock(ctx context.Context) (*Lease, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
-	select {
-	case m.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	l, err := m.s.Acquire(ctx)
-	if err := m.took(l, err); err != nil {
-		return nil, err
-	}
-	return l, nil
+// TryLock takes the mutex if it is free now, else returns an error wrapping
+// curator.ErrLocked.
+func (m *Mutex) TryLock(ctx context.Context) error {
+	_, err := m.lock(ctx, true)
+	return err
 }
 
 // Acquire is Lock that also returns the held context (as locks.Mutex's
 // Acquire): it carries ctx's values and is cancelled when the mutex is lost
-// (cause locks.ErrLockLost) or released. It does not re-enter: the mutex is
-// not reentrant. ctx bounds only the wait.
+// (cause curator.ErrLockLost) or released. It does not re-enter: the mutex
+// is not reentrant. ctx bounds only the wait.
 func (m *Mutex) Acquire(ctx context.Context) (context.Context, error) {
-	l, err := m.lock(ctx)
+	l, err := m.lock(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	return l.Context(), nil
 }
 
-// TryLock takes the mutex if it is free now, else returns an error wrapping
-// locks.ErrLocked.
-func (m *Mutex) TryLock(ctx context.Context) error {
+func (m *Mutex) lock(ctx context.Context, try bool) (*Lease, error) {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return nil, recipe.ErrNilContext
 	}
-	select {
-	case m.sem <- struct{}{}:
-	default:
-		return locks.ErrLocked
+	if try {
+		select {
+		case m.sem <- struct{}{}:
+		default:
+			return nil, fmt.Errorf("semaphore mutex %s: %w", m.s.path, curator.ErrLocked)
+		}
+	} else {
+		select {
+		case m.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("semaphore mutex %s: %w", m.s.path, ctx.Err())
+		}
 	}
-	l, err := m.s.TryAcquire(ctx)
-	if errors.Is(err, ErrNoLease) {
-		err = fmt.Errorf("%w: %w", locks.ErrLocked, err)
-	}
-	return m.took(l, err)
-}
-
-func (m *Mutex) took(l *Lease, err error) error {
+	leases, err := m.s.acquire(ctx, 1, try)
 	if err != nil {
 		<-m.sem
-		return err
+		return nil, err
 	}
 	m.mu.Lock()
-	m.lease = l
+	m.lease = leases[0]
 	m.mu.Unlock()
-	return nil
+	return leases[0], nil
 }
 
-// Unlock releases the mutex; an error wrapping locks.ErrNotHeld if it is
-// not held (Curator's IllegalStateException "Not acquired"). The mutex is
-// released locally first (CURATOR-376), whatever the delete's outcome; the
-// errors are those of Lease.Release (locks.ErrLockLost if it had been lost,
-// framework.ErrDeletePending if its node goes in the background).
+// Unlock releases the mutex (Curator's release). It is released locally
+// first (CURATOR-376), whatever the delete's outcome; its error follows the
+// module's release rule (package curator, "Releasing"): curator.ErrNotHeld
+// if not held (Curator's IllegalStateException "Not acquired"),
+// curator.ErrLockLost if it had been lost, else nil once released.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.ErrNilContext
 	}
 	m.mu.Lock()
 	l := m.lease
 	m.lease = nil
 	m.mu.Unlock()
 	if l == nil {
-		return fmt.Errorf("semaphore mutex %s: %w", m.s.path, ErrNotHeld)
+		return fmt.Errorf("semaphore mutex %s: %w", m.s.path, curator.ErrNotHeld)
 	}
 	err := l.Release(ctx)
 	<-m.sem
 	return err
 }
 
-// IsAcquiredInThisProcess reports whether this instance holds the mutex.
-func (m *Mutex) IsAcquiredInThisProcess() bool {
+func (m *Mutex) current() *Lease {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.lease != nil
+	return m.lease
 }
+
+// held returns the lease while held, else an error wrapping
+// curator.ErrNotHeld.
+func (m *Mutex) held() (*Lease, error) {
+	if l := m.current(); l != nil {
+		return l, nil
+	}
+	return nil, fmt.Errorf("semaphore mutex %s: %w", m.s.path, curator.ErrNotHeld)
+}
+
+// IsAcquiredInThisProcess reports whether this instance holds the mutex.
+func (m *Mutex) IsAcquiredInThisProcess() bool { return m.current() != nil }
 
 // Lost returns a channel closed when the mutex held now is lost (closed at
 // once when not held).
 func (m *Mutex) Lost() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.lease == nil {
-		return recipe.ClosedChan
+	if l := m.current(); l != nil {
+		return l.Lost()
 	}
-	return m.lease.Lost()
+	return recipe.ClosedChan
 }
 
 // Node returns the lease node while held, else "".
 func (m *Mutex) Node() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.lease == nil {
-		return ""
+	if l := m.current(); l != nil {
+		return l.Node()
 	}
-	return m.lease.Node()
+	return ""
 }
 
 // FencingToken returns, while held, the creation zxid of the lease node
-// (see locks.Mutex.FencingToken); an error wrapping locks.ErrNotHeld if not
-// held.
+// (see locks.Mutex.FencingToken); an error wrapping curator.ErrNotHeld if
+// not held.
 func (m *Mutex) FencingToken(ctx context.Context) (int64, error) {
 	l, err := m.held()
 	if err != nil {
@@ -171,15 +167,6 @@ func (m *Mutex) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framew
 		return nil, err
 	}
 	return l.GuardedMulti(ctx, ops...)
-}
-
-func (m *Mutex) held() (*Lease, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.lease == nil {
-		return nil, fmt.Errorf("%w: %w: %s", locks.ErrNotHeld, ErrNotHeld, m.s.path)
-	}
-	return m.lease, nil
 }
 
 // Path returns the mutex's path.

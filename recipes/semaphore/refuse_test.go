@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/recipes/multilock"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
 // Issue 14 item 7: "not held" is one error across recipes: a lease
 // returned twice, a semaphore mutex unlocked when not held and a multi-lock
-// unlocked when not held all wrap locks.ErrNotHeld, which
-// semaphore.ErrNotHeld is.
+// unlocked when not held all wrap curator.ErrNotHeld, which
+// curator.ErrNotHeld is.
 func TestNotHeldIsOneError(t *testing.T) {
 	c := newClient(t, shared.ConnectString())
 	ctx := testCtx(t, time.Minute)
@@ -39,8 +39,8 @@ func TestNotHeldIsOneError(t *testing.T) {
 		"Mutex.Unlock not held": m.Unlock(ctx),
 		"MultiLock.Unlock":      ml.Unlock(ctx),
 	} {
-		if !errors.Is(err, locks.ErrNotHeld) || !errors.Is(err, semaphore.ErrNotHeld) {
-			t.Errorf("%s: %v, want locks.ErrNotHeld (= semaphore.ErrNotHeld)", name, err)
+		if !errors.Is(err, curator.ErrNotHeld) || !errors.Is(err, curator.ErrNotHeld) {
+			t.Errorf("%s: %v, want curator.ErrNotHeld (= curator.ErrNotHeld)", name, err)
 		}
 	}
 }
@@ -62,8 +62,8 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { semaphore.SetStartHook(nil) })
-	if err := sc.Start(ctx); !errors.Is(err, semaphore.ErrInvalidArgument) {
-		t.Errorf("Start closed meanwhile: %v, want an error wrapping ErrInvalidArgument", err)
+	if err := sc.Start(ctx); !errors.Is(err, curator.ErrClosed) {
+		t.Errorf("Start closed meanwhile: %v, want an error wrapping ErrClosed", err)
 	}
 	semaphore.SetStartHook(nil)
 
@@ -88,7 +88,7 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc3.Close()
-	if err := sc3.Start(ctx); !errors.Is(err, semaphore.ErrInvalidArgument) {
-		t.Errorf("Start after Close: %v", err)
+	if err := sc3.Start(ctx); !errors.Is(err, curator.ErrClosed) {
+		t.Errorf("Start after Close: %v, want an error wrapping ErrClosed", err)
 	}
 }

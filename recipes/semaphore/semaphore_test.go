@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
-	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -34,7 +34,7 @@ func TestSemaphoreSimple(t *testing.T) {
 	if _, err := fourth.Acquire(tctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("fourth lease: %v", err)
 	}
-	if _, err := fourth.TryAcquire(ctx); !errors.Is(err, semaphore.ErrNoLease) {
+	if _, err := fourth.TryAcquire(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Fatalf("try: %v", err)
 	}
 	if n := len(leaseNodes(t, c, path)); n != 3 {
@@ -276,7 +276,7 @@ func TestSemaphoreNoOrphans(t *testing.T) {
 						t.Errorf("cancelled: %v", err)
 					}
 				case 2:
-					if _, err := s.TryAcquire(ctx); !errors.Is(err, semaphore.ErrNoLease) {
+					if _, err := s.TryAcquire(ctx); !errors.Is(err, curator.ErrLocked) {
 						t.Errorf("try: %v", err)
 					}
 				}
@@ -329,7 +329,7 @@ func TestSemaphoreHolderSessionExpires(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Release(ctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := l.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("release of a lost lease: %v, want ErrLockLost", err)
 	}
 }
@@ -366,7 +366,7 @@ func TestSemaphoreAfterLostServer(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Release(ctx); !errors.Is(err, locks.ErrLockLost) {
+	if err := l.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("release of a lease whose session was lost: %v", err)
 	}
 	for i := 0; i < 5; i++ {
@@ -398,23 +398,23 @@ func TestSemaphoreBadInput(t *testing.T) {
 		{"count bad path", func() error { _, err := semaphore.NewSharedCount(c, "/s/", 1); return err }()},
 		{"mutex bad path", func() error { _, err := semaphore.NewMutex(c, ""); return err }()},
 	} {
-		if !errors.Is(tc.err, semaphore.ErrInvalidArgument) && !errors.Is(tc.err, locks.ErrInvalidArgument) {
+		if !errors.Is(tc.err, curator.ErrInvalidArgument) && !errors.Is(tc.err, curator.ErrInvalidArgument) {
 			t.Errorf("%s: %v", tc.name, tc.err)
 		}
 	}
 	path := semPath(t)
 	s := newSem(t, c, path, 2)
-	if _, err := s.AcquireN(ctx, 0); !errors.Is(err, semaphore.ErrInvalidArgument) {
+	if _, err := s.AcquireN(ctx, 0); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("AcquireN(0): %v", err)
 	}
-	if _, err := s.AcquireN(ctx, 3); !errors.Is(err, semaphore.ErrInvalidArgument) {
+	if _, err := s.AcquireN(ctx, 3); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("AcquireN(3) of a semaphore of 2: %v", err)
 	}
 	//lint:ignore SA1012 testing nil
-	if _, err := s.Acquire(nil); !errors.Is(err, semaphore.ErrInvalidArgument) { //nolint:staticcheck
+	if _, err := s.Acquire(nil); !errors.Is(err, curator.ErrInvalidArgument) { //nolint:staticcheck
 		t.Errorf("nil ctx: %v", err)
 	}
-	if err := s.Return(ctx, nil); !errors.Is(err, semaphore.ErrInvalidArgument) {
+	if err := s.Return(ctx, nil); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil lease: %v", err)
 	}
 	if n := len(leaseNodes(t, c, path)); n != 0 {
@@ -425,13 +425,13 @@ func TestSemaphoreBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := newSem(t, c, semPath(t), 1)
-	if err := other.Return(ctx, l); !errors.Is(err, semaphore.ErrForeignLease) {
+	if err := other.Return(ctx, l); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("foreign lease: %v", err)
 	}
 	if err := s.Return(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Release(ctx); !errors.Is(err, semaphore.ErrNotHeld) {
+	if err := l.Release(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Errorf("second release: %v", err)
 	}
 }
@@ -471,7 +471,7 @@ func TestSemaphoreMutex(t *testing.T) {
 		t.Fatalf("%d acquisitions", total.Load())
 	}
 	m, _ := semaphore.NewMutex(newClient(t, shared.ConnectString()), path)
-	if err := m.Unlock(ctx); !errors.Is(err, locks.ErrNotHeld) {
+	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Errorf("unlock not held: %v", err)
 	}
 	if err := m.Lock(ctx); err != nil {
@@ -483,7 +483,7 @@ func TestSemaphoreMutex(t *testing.T) {
 		t.Errorf("not reentrant: second Lock: %v", err)
 	}
 	other, _ := semaphore.NewMutex(newClient(t, shared.ConnectString()), path)
-	if err := other.TryLock(ctx); !errors.Is(err, locks.ErrLocked) {
+	if err := other.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
 		t.Errorf("TryLock of a held mutex: %v", err)
 	}
 	if !m.IsAcquiredInThisProcess() || m.Node() == "" {
@@ -492,7 +492,7 @@ func TestSemaphoreMutex(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var _ locks.Locker = m
+	var _ curator.Locker = m
 }
 
 // A 3-node ensemble loses a member mid-run: no lease is granted twice
@@ -576,7 +576,7 @@ func FuzzDecodeCount(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n, err := semaphore.DecodeCount(b)
 		if len(b) != 4 {
-			if !errors.Is(err, semaphore.ErrInvalidArgument) {
+			if !errors.Is(err, curator.ErrInvalidArgument) {
 				t.Fatalf("%v: %v", b, err)
 			}
 			return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
 )
@@ -46,7 +47,7 @@ type VersionedValue struct {
 // if it does not exist (SharedCount(client, path, seedValue)).
 func NewSharedCount(client *framework.Client, path string, seed int) (*SharedCount, error) {
 	if err := recipe.CheckArgs(client, "count", path); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, fmt.Errorf("semaphore: %w", err)
 	}
 	return &SharedCount{client: client, path: path, seed: seed, changed: make(chan struct{})}, nil
 }
@@ -57,7 +58,7 @@ func EncodeCount(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint3
 // DecodeCount reads Curator's SharedCount format.
 func DecodeCount(b []byte) (int, error) {
 	if len(b) != 4 {
-		return 0, fmt.Errorf("%w: shared count data has %d bytes, want 4", ErrInvalidArgument, len(b))
+		return 0, fmt.Errorf("semaphore: %w: shared count data has %d bytes, want 4", curator.ErrInvalidArgument, len(b))
 	}
 	return int(int32(binary.BigEndian.Uint32(b))), nil
 }
@@ -72,11 +73,11 @@ func (sc *SharedCount) Start(ctx context.Context) (err error) {
 	sc.mu.Lock()
 	if sc.closed {
 		sc.mu.Unlock()
-		return fmt.Errorf("%w: shared count %s closed", ErrInvalidArgument, sc.path)
+		return fmt.Errorf("semaphore: shared count %s: %w", sc.path, curator.ErrClosed)
 	}
 	if sc.started {
 		sc.mu.Unlock()
-		return fmt.Errorf("%w: shared count %s already started", ErrInvalidArgument, sc.path)
+		return fmt.Errorf("semaphore: shared count %s already started: %w", sc.path, curator.ErrBusy)
 	}
 	sc.started = true
 	sc.mu.Unlock()
@@ -108,7 +109,7 @@ func (sc *SharedCount) Start(ctx context.Context) (err error) {
 		sc.mu.Unlock()
 		cancel()
 		w.Stop()
-		return fmt.Errorf("%w: shared count %s closed while starting", ErrInvalidArgument, sc.path)
+		return fmt.Errorf("semaphore: shared count %s closed while starting: %w", sc.path, curator.ErrClosed)
 	}
 	sc.cancel, sc.done = cancel, make(chan struct{})
 	sc.mu.Unlock()
@@ -179,7 +180,7 @@ func (sc *SharedCount) rearm(ctx context.Context) *framework.Watch {
 				continue // created meanwhile
 			}
 		}
-		if ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
+		if ctx.Err() != nil || errors.Is(err, curator.ErrClosed) {
 			return nil
 		}
 		sc.client.Logger().Warn("shared count: re-reading", "path", sc.path, "err", err)
@@ -225,7 +226,7 @@ func (sc *SharedCount) Changed() <-chan struct{} {
 // returns it as soon as SetCount has.
 func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
 	data := EncodeCount(n)
-	st, err := sc.client.Set(ctx, sc.path, data, -1)
+	st, err := sc.client.Set(ctx, sc.path, data)
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
 // shows the newer value once the watch has read it.
 func (sc *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, n int) (bool, error) {
 	data := EncodeCount(n)
-	st, err := sc.client.Set(ctx, sc.path, data, prev.Version)
+	st, err := sc.client.Set(ctx, sc.path, data, framework.WithVersion(prev.Version))
 	if errors.Is(err, zk.ErrBadVersion) {
 		return false, nil
 	}

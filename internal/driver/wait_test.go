@@ -1,4 +1,4 @@
-package locks_test
+package driver_test
 
 import (
 	"context"
@@ -7,17 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // countRule is the semaphore's predicate: held while the contenders number
 // at most max; else wait for any change among them (Decision{}).
-func countRule(max func() int) locks.Predicate {
-	return func(contenders []string, _ int) (locks.Decision, error) {
+func countRule(max func() int) driver.Predicate {
+	return func(contenders []string, _ int) (driver.Decision, error) {
 		if len(contenders) <= max() {
-			return locks.Decision{Held: true}, nil
+			return driver.Decision{Held: true}, nil
 		}
-		return locks.Decision{}, nil
+		return driver.Decision{}, nil
 	}
 }
 
@@ -27,9 +28,9 @@ func countRule(max func() int) locks.Predicate {
 // Before the fix the waiter decided on an unwatched read, then set its watch
 // with a second read whose answer it threw away: it slept to its deadline.
 func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, time.Minute)
-	d, err := locks.NewDriver(c, lockPath(t), "lease-", countRule(func() int { return 1 }))
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "lease-", countRule(func() int { return 1 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
 	defer waiter.Delete(ctx)
 	var once sync.Once
 	var released atomic.Bool
-	defer locks.SetWaitHook(func(w *locks.Contender) {
+	defer driver.SetWaitHook(func(w *driver.Contender) {
 		once.Do(func() {
 			if err := holder.Delete(ctx); err != nil {
 				t.Error(err)
@@ -54,7 +55,7 @@ func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
 	})()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := waiter.Wait(wctx, locks.WaitOptions{}); err != nil {
+	if err := waiter.Wait(wctx, driver.WaitOptions{}); err != nil {
 		t.Fatalf("waiter after the only lease was released: %v", err)
 	}
 	if !released.Load() {
@@ -67,8 +68,8 @@ func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
 // takes the wake channel before it reads the count. Before the fix it took
 // the channel after deciding, so a raise in between was missed.
 func TestWaitSeesWakeBeforeWatch(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, time.Minute)
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
 	var (
 		max    atomic.Int64
 		mu     sync.Mutex
@@ -87,7 +88,7 @@ func TestWaitSeesWakeBeforeWatch(t *testing.T) {
 		close(wakeCh)
 		wakeCh = make(chan struct{})
 	}
-	d, err := locks.NewDriver(c, lockPath(t), "lease-", countRule(func() int { return int(max.Load()) }))
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "lease-", countRule(func() int { return int(max.Load()) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +103,10 @@ func TestWaitSeesWakeBeforeWatch(t *testing.T) {
 	}
 	defer waiter.Delete(ctx)
 	var once sync.Once
-	defer locks.SetWaitHook(func(*locks.Contender) { once.Do(raise) })()
+	defer driver.SetWaitHook(func(*driver.Contender) { once.Do(raise) })()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := waiter.Wait(wctx, locks.WaitOptions{Wake: wake}); err != nil {
+	if err := waiter.Wait(wctx, driver.WaitOptions{Wake: wake}); err != nil {
 		t.Fatalf("waiter after the maximum was raised to 2: %v", err)
 	}
 	if max.Load() != 2 {

@@ -1,0 +1,59 @@
+// Package curator is the root of gocurator, Apache Curator's framework and
+// coordination recipes rebuilt for Go on Apache ZooKeeper. It holds what
+// every package of the module shares: the error vocabulary, the Locker
+// interface and the SuspendPolicy. The client and the recipes live in
+// their own packages:
+//
+//   - framework: the client (CuratorFramework): connection states, the
+//     retry loop, protected creates, guaranteed deletes, namespaces;
+//   - retry: retry policies;
+//   - recipes/locks: Mutex and ReadWriteLock (InterProcessMutex,
+//     InterProcessReadWriteLock);
+//   - recipes/semaphore: Semaphore with leases, Mutex on one lease,
+//     SharedCount (InterProcessSemaphoreV2, InterProcessSemaphoreMutex);
+//   - recipes/multilock: several locks as one (InterProcessMultiLock);
+//   - recipes/barrier: Barrier and DoubleBarrier;
+//   - testing/zktest: real ZooKeeper servers, ensembles and a fault proxy
+//     for tests (curator-test).
+//
+// Every recipe writes Curator's node layout, so Go and Java processes share
+// a lock, a semaphore or a barrier on the same path.
+//
+// # Errors
+//
+// Every error of the module wraps one of the sentinels below (or a
+// context's error, or one of go-zookeeper's sentinels such as zk.ErrNoNode)
+// with the context of the call: test errors with errors.Is. Bad input is
+// refused before any I/O with an error wrapping ErrInvalidArgument, and
+// changes nothing.
+//
+// # Holding and losing
+//
+// A lock or a lease lives in an ephemeral node, so it lives as long as its
+// session. A holder is told when it may no longer rely on it: Lost() is
+// closed and the held context (from Acquire or Do) is cancelled with cause
+// ErrLockLost, when the session is lost or, under LoseOnSuspend (the
+// default), as soon as the connection is suspended. FencingToken and
+// GuardedMulti protect what a stale holder could still touch.
+//
+// # Releasing
+//
+// One rule for every release (Unlock, Lease.Release, MultiLock.Unlock):
+//
+//   - nil: the holding is released, and its node is deleted or its delete
+//     is guaranteed to finish in the background (retried on every
+//     reconnection until done; the node goes with its session in any case).
+//     There is nothing for the caller to do.
+//   - an error wrapping ErrLockLost: the holding had been lost before the
+//     release (its session was lost or suspended, or its node was found
+//     already gone). It is released locally all the same, but what it
+//     protected may have been held by another meanwhile: the caller must
+//     act (roll back, compensate, report).
+//   - an error wrapping ErrNotHeld or ErrInvalidArgument: misuse (released
+//     twice, never held, nil context); nothing changed.
+//   - any other error: the server refused the delete (zk.ErrNoAuth, say), so
+//     the node stays until its session ends, and others wait behind it.
+//
+// Do (locks.Mutex.Do) follows the same rule and joins a loss to the error
+// of the function it ran.
+package curator

@@ -1,0 +1,179 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
+)
+
+// Driver is the engine of one lock-like recipe on one path: it makes our
+// contender nodes, orders the queue and waits per its Predicate. It is
+// stateless and safe for concurrent use.
+type Driver struct {
+	client *framework.Client
+	path   string
+	name   string
+	names  []string
+	key    string // names, joined: the key of this driver's view of a shared read
+	pred   Predicate
+}
+
+// New returns a driver for contenders named name under path. sortNames are
+// every contender name that shares the queue (default: name alone; the
+// read-write lock passes both of its names). Errors wrap
+// curator.ErrInvalidArgument.
+func New(client *framework.Client, path, name string, pred Predicate, sortNames ...string) (*Driver, error) {
+	if err := recipe.CheckArgs(client, "lock", path); err != nil {
+		return nil, err
+	}
+	if name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("driver: %w: lock name %q", curator.ErrInvalidArgument, name)
+	}
+	if pred == nil {
+		return nil, fmt.Errorf("driver: %w: nil predicate", curator.ErrInvalidArgument)
+	}
+	if isNoLeases(pred) {
+		return nil, errNoLeases
+	}
+	if len(sortNames) == 0 {
+		sortNames = []string{name}
+	}
+	return &Driver{client: client, path: path, name: name, names: sortNames, key: strings.Join(sortNames, "\x00"), pred: pred}, nil
+}
+
+// Path returns the lock path.
+func (d *Driver) Path() string { return d.path }
+
+// Client returns the driver's client.
+func (d *Driver) Client() *framework.Client { return d.client }
+
+// Name returns the name our contender nodes are made with.
+func (d *Driver) Name() string { return d.name }
+
+// Sequence returns the sort key of a contender name: the text after the
+// last occurrence of any of the driver's names (Curator's fixForSorting),
+// and whether the name is a contender at all (that text is a sequence).
+func (d *Driver) Sequence(child string) (string, bool) {
+	best := -1
+	for _, n := range d.names {
+		if i := strings.LastIndex(child, n); i >= 0 && i+len(n) > best {
+			best = i + len(n)
+		}
+	}
+	if best < 0 || best == len(child) {
+		return "", false
+	}
+	seq := child[best:]
+	for i, r := range seq {
+		if (r < '0' || r > '9') && !(i == 0 && r == '-' && len(seq) > 1) {
+			return "", false
+		}
+	}
+	return seq, true
+}
+
+// Sort returns the contenders among children, sorted by sequence; other
+// children (not contenders of this lock, or oddly named) are left out.
+func (d *Driver) Sort(children []string) []string {
+	type kv struct{ seq, name string }
+	list := make([]kv, 0, len(children))
+	for _, ch := range children {
+		if seq, ok := d.Sequence(ch); ok {
+			list = append(list, kv{seq, ch})
+		}
+	}
+	// Ties (a downgraded read node shares its writer's sequence) are broken
+	// by name, so the order is total and no stable sort is needed.
+	slices.SortFunc(list, func(a, b kv) int {
+		if c := strings.Compare(a.seq, b.seq); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.name
+	}
+	return out
+}
+
+// Contenders returns the sorted contender names under the lock path (none
+// if the path does not exist).
+func (d *Driver) Contenders(ctx context.Context) ([]string, error) {
+	children, _, err := d.client.Children(ctx, d.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.Sort(children), nil
+}
+
+// Participants returns the full paths of the contenders, in queue order
+// (Curator's getParticipantNodes).
+func (d *Driver) Participants(ctx context.Context) ([]string, error) {
+	names, err := d.Contenders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range names {
+		names[i] = framework.JoinPath(d.path, n)
+	}
+	return names, nil
+}
+
+// Enqueue creates our contender node: protected, ephemeral-sequential, with
+// container parents. data nil means the client's default data.
+func (d *Driver) Enqueue(ctx context.Context, data []byte) (*Contender, error) {
+	return d.enqueue(ctx, d.name, framework.ModeEphemeralSequential, data)
+}
+
+// EnqueueAs creates a protected ephemeral node with the exact name given (no
+// sequence appended); the read-write lock's downgrade uses it to give a read
+// node its writer's sequence (CURATOR-621).
+func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Contender, error) {
+	if _, ok := d.Sequence(name); !ok {
+		return nil, fmt.Errorf("driver: %w: %q is not a contender name", curator.ErrInvalidArgument, name)
+	}
+	return d.enqueue(ctx, name, framework.ModeEphemeral, data)
+}
+
+func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
+	if data == nil {
+		data = d.client.DefaultData()
+	}
+	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), data,
+		framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers())
+	if err != nil {
+		return nil, err
+	}
+	return &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}, nil
+}
+
+// Acquire enqueues a contender and waits until it holds. On any failure
+// (ctx done, Try and not held, session lost, error) the contender's node is
+// deleted (guaranteed) before Acquire returns the error, so an abandoned
+// attempt leaves nothing behind.
+func (d *Driver) Acquire(ctx context.Context, data []byte, o WaitOptions) (*Contender, error) {
+	c, err := d.Enqueue(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	if o.OnEnqueue != nil {
+		o.OnEnqueue(c.node)
+	}
+	if err := c.Wait(ctx, o); err != nil {
+		c.DeleteQuietly(ctx)
+		return nil, err
+	}
+	return c, nil
+}

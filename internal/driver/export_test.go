@@ -1,0 +1,35 @@
+package driver
+
+import "context"
+
+// SharedReadKeys returns how many (client, path) keys the shared reads
+// keep: 0 once no read is in flight or wanted.
+func SharedReadKeys() int {
+	reads.mu.Lock()
+	defer reads.mu.Unlock()
+	return len(reads.keys)
+}
+
+// SortOnly returns a driver that can only sort (no client), for fuzzing.
+func SortOnly(names ...string) *Driver { return &Driver{name: names[0], names: names} }
+
+// SharedReadWaiters returns how many callers wait for a shared read that
+// is not sent yet.
+func SharedReadWaiters() int {
+	reads.mu.Lock()
+	defer reads.mu.Unlock()
+	n := 0
+	for _, pr := range reads.keys {
+		if pr.next != nil {
+			n += pr.next.users
+		}
+	}
+	return n
+}
+
+// SetReadHook sets the hook run just before a shared read is sent, with
+// the sender's context; the returned func removes it.
+func SetReadHook(f func(ctx context.Context)) (restore func()) {
+	testHookRead = f
+	return func() { testHookRead = nil }
+}

@@ -1,0 +1,53 @@
+package driver
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/gocurator/curator"
+)
+
+// Decision is what a Predicate says about our contender node.
+type Decision struct {
+	// Held: we hold the lock (or lease).
+	Held bool
+	// Watch names the contender (a child of the lock path) to wait on, with
+	// a getData watch, when not held. Empty with Held false means: wait for
+	// any change among the lock path's children (the semaphore's lease wait).
+	Watch string
+}
+
+// Predicate decides, from the contenders sorted by sequence (names only)
+// and the index of ours among them, whether we hold the lock and, if not,
+// what to wait for (Curator's LockInternalsDriver.getsTheLock). It is
+// called with ours >= 0.
+type Predicate func(contenders []string, ours int) (Decision, error)
+
+// MaxLeases is the standard predicate (Curator's
+// StandardLockInternalsDriver): the first maxLeases contenders hold; any
+// other waits on the one node maxLeases places before it, so every node is
+// watched by at most one waiter and a release wakes exactly one.
+// maxLeases < 1 can never work: New refuses the predicate it returns, and
+// that predicate, if called, returns an error wrapping
+// curator.ErrInvalidArgument.
+func MaxLeases(maxLeases int) Predicate {
+	if maxLeases < 1 {
+		return noLeases
+	}
+	return func(contenders []string, ours int) (Decision, error) {
+		if ours < maxLeases {
+			return Decision{Held: true}, nil
+		}
+		return Decision{Watch: contenders[ours-maxLeases]}, nil
+	}
+}
+
+var errNoLeases = fmt.Errorf("driver: %w: MaxLeases needs at least 1", curator.ErrInvalidArgument)
+
+// noLeases is what MaxLeases(n < 1) returns; New recognises it.
+func noLeases([]string, int) (Decision, error) { return Decision{}, errNoLeases }
+
+// isNoLeases reports whether pred is noLeases (a func is compared by its code).
+func isNoLeases(pred Predicate) bool {
+	return reflect.ValueOf(pred).Pointer() == reflect.ValueOf(noLeases).Pointer()
+}

@@ -1,0 +1,202 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+)
+
+// queue is the lock's queue as one read sees it: the contenders sorted, and
+// each one's place.
+type queue struct {
+	sorted []string
+	index  map[string]int
+}
+
+func (d *Driver) view(names []string) *queue {
+	q := &queue{sorted: d.Sort(names), index: make(map[string]int, len(names))}
+	for i, n := range q.sorted {
+		q.index[n] = i
+	}
+	return q
+}
+
+// queueW reads the contenders with a child watch set by the same read.
+func (d *Driver) queueW(ctx context.Context) (*queue, *framework.Watch, error) {
+	names, _, w, err := d.client.ChildrenW(ctx, d.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return &queue{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.view(names), w, nil
+}
+
+// queueShared reads the contenders through a read shared with every other
+// waiter of the same client and path that asks meanwhile (a thousand
+// waiters of one lock in one process), sorted once per answer for all
+// drivers of the same contender names.
+func (d *Driver) queueShared(ctx context.Context) (*queue, error) {
+	f, err := reads.read(ctx, d.client, d.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return &queue{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.queue(d), nil
+}
+
+// readKey names the reads that can be shared: one client's, of one path.
+type readKey struct {
+	client *framework.Client
+	path   string
+}
+
+// sharedReads coalesces concurrent getChildren of one path by one client.
+// At most one read per key is in flight; callers that arrive while it is
+// share the next one, sent once it is done, so what a caller gets is never
+// older than its call (it sees its own writes). A read is made by one of
+// its callers, on that caller's goroutine and with its context: no
+// goroutine is started, and nothing is left once the last caller returns.
+type sharedReads struct {
+	mu   sync.Mutex
+	keys map[readKey]*pathReads
+}
+
+var reads = &sharedReads{keys: map[readKey]*pathReads{}}
+
+// testHookRead, set only by tests, runs just before a shared read is sent,
+// with the context of the caller that sends it.
+var testHookRead func(ctx context.Context)
+
+type pathReads struct {
+	running *flight // the read in flight, if any
+	next    *flight // the read the callers arriving now will share, not sent yet
+}
+
+// flight is one read and everyone who shares it.
+type flight struct {
+	done  chan struct{} // closed once names and err are set
+	names []string
+	err   error
+	users int // callers waiting for it to be sent
+
+	mu     sync.Mutex
+	queues []*keyedQueue // the answer sorted, once per contender-name set
+}
+
+type keyedQueue struct {
+	key string
+	q   *queue
+}
+
+// queue returns the answer as d sees it, sorted once for every driver of
+// the same contender names.
+func (f *flight) queue(d *Driver) *queue {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, kq := range f.queues {
+		if kq.key == d.key {
+			return kq.q
+		}
+	}
+	q := d.view(f.names)
+	f.queues = append(f.queues, &keyedQueue{d.key, q})
+	return q
+}
+
+// read returns a flight, done, whose read was sent after read was called.
+func (s *sharedReads) read(ctx context.Context, c *framework.Client, path string) (*flight, error) {
+	key := readKey{c, path}
+	for {
+		f, err := s.join(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		// A read ended by its maker's context, not ours: share another.
+		if f.err != nil && ctx.Err() == nil && isCtxErr(f.err) {
+			continue
+		}
+		return f, f.err
+	}
+}
+
+// join waits until the next flight of key has been made, making it itself
+// when its turn comes and nobody else has.
+func (s *sharedReads) join(ctx context.Context, key readKey) (*flight, error) {
+	s.mu.Lock()
+	pr := s.keys[key]
+	if pr == nil {
+		pr = &pathReads{}
+		s.keys[key] = pr
+	}
+	f := pr.next
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		pr.next = f
+	}
+	f.users++
+	for {
+		switch pr.running {
+		case nil: // nothing in flight: send f now, ourselves
+			pr.running, pr.next = f, nil
+			f.users = 0
+			s.mu.Unlock()
+			if testHookRead != nil {
+				testHookRead(ctx)
+			}
+			f.names, _, f.err = key.client.Children(ctx, key.path)
+			s.mu.Lock()
+			pr.running = nil
+			if pr.next == nil {
+				delete(s.keys, key)
+			}
+			s.mu.Unlock()
+			close(f.done)
+			return f, nil
+		case f: // another caller sends it
+			s.mu.Unlock()
+			select {
+			case <-f.done:
+				return f, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		// An earlier read is in flight: f goes once it is done.
+		prev := pr.running
+		s.mu.Unlock()
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			s.mu.Lock()
+			if pr.next == f {
+				if f.users--; f.users == 0 {
+					pr.next = nil // nobody wants it any more
+					if pr.running == nil {
+						delete(s.keys, key)
+					}
+				}
+			}
+			s.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+		select {
+		case <-f.done: // sent and answered meanwhile
+			s.mu.Unlock()
+			return f, nil
+		default:
+		}
+	}
+}
+
+func isCtxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

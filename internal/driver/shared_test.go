@@ -1,0 +1,224 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// Waiters of one client and path share getChildren reads: many concurrent
+// waiters make far fewer reads than there are waiters, and nothing of the
+// sharing stays behind once they are done.
+func TestSharedReadsCoalesce(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	waiters := make([]*driver.Contender, n)
+	for i := range waiters {
+		if waiters[i], err = d.Enqueue(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	px.ResetCounts()
+	// Each waiter decides once (its predecessor holds) and then waits:
+	// Try makes it return after that one decision.
+	var wg sync.WaitGroup
+	for _, w := range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Wait(ctx, driver.WaitOptions{Try: true}); !errors.Is(err, curator.ErrLocked) {
+				t.Errorf("Try of a waiter: %v, want ErrLocked", err)
+			}
+		}()
+	}
+	wg.Wait()
+	reads := px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren)
+	if reads == 0 || reads >= n {
+		t.Errorf("%d waiters made %d getChildren reads, want between 1 and %d", n, reads, n-1)
+	}
+	t.Logf("%d waiters, %d reads", n, reads)
+	if k := driver.SharedReadKeys(); k != 0 {
+		t.Errorf("%d shared-read keys left behind", k)
+	}
+	for _, ct := range append(waiters, holder) {
+		if err := ct.Delete(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A caller never gets a read sent before its call: while a read is in
+// flight (its reply held by the proxy) the holder's node is deleted, and a
+// waiter that asks after that must decide on a later read, which shows it
+// first, not on the read in flight, which shows the holder.
+func TestSharedReadNeverOlderThanTheCall(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/driver")
+	od, err := driver.New(other, path, "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := od.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := driver.New(c, path, "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := d.Enqueue(ctx, nil) // second
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Delete(ctx)
+	probe, err := d.Enqueue(ctx, nil) // third: its wait sends the early read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Delete(ctx)
+
+	held := px.HoldReply(zktest.OpGetChildren2)
+	early := make(chan error, 1)
+	go func() { early <- probe.Wait(ctx, driver.WaitOptions{Try: true}) }()
+	if err := held.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Delete(ctx); err != nil { // not through the proxy
+		t.Fatal(err)
+	}
+	late := make(chan error, 1)
+	go func() { late <- mine.Wait(ctx, driver.WaitOptions{Try: true}) }()
+	testenv.WaitFor(t, testenv.WaitShort, "the waiter queued for the next read", func() bool {
+		return driver.SharedReadWaiters() == 1
+	})
+	held.Release()
+	if err := <-early; !errors.Is(err, curator.ErrLocked) {
+		t.Fatalf("the probe, on the read sent before the delete: %v, want ErrLocked", err)
+	}
+	if err := <-late; err != nil {
+		t.Fatalf("a waiter that asked after the holder left: %v, want it to hold", err)
+	}
+}
+
+type cancelKey struct{}
+
+// The caller that sends a shared read may give up (its ctx ends) while
+// others share it: they do not inherit its context's error, they read
+// again. A hook holds the first read until two waiters queue for the next
+// one, then cancels the context of whichever of them sends it.
+func TestSharedReadSenderGivesUp(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cts [3]*driver.Contender
+	for i := range cts {
+		if cts[i], err = d.Enqueue(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		defer cts[i].Delete(ctx)
+	}
+	var (
+		mu    sync.Mutex
+		sends int
+	)
+	defer driver.SetReadHook(func(rctx context.Context) {
+		mu.Lock()
+		sends++
+		n := sends
+		mu.Unlock()
+		switch n {
+		case 1: // the first read: hold it until both waiters queue behind it
+			testenv.WaitFor(t, testenv.WaitShort, "two waiters queued", func() bool { return driver.SharedReadWaiters() == 2 })
+		case 2: // the read the two share: its sender gives up
+			rctx.Value(cancelKey{}).(context.CancelFunc)()
+		}
+	})()
+	first := make(chan error, 1)
+	go func() { first <- cts[0].Wait(ctx, driver.WaitOptions{Try: true}) }()
+	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
+	errs := make(chan error, 2)
+	for _, ct := range cts[1:] {
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		wctx = context.WithValue(wctx, cancelKey{}, context.CancelFunc(cancel))
+		go func() { errs <- ct.Wait(wctx, driver.WaitOptions{Try: true}) }()
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first contender: %v, want it to hold", err)
+	}
+	var canceled, locked int
+	for range 2 {
+		switch err := <-errs; {
+		case errors.Is(err, context.Canceled):
+			canceled++
+		case errors.Is(err, curator.ErrLocked):
+			locked++
+		default:
+			t.Errorf("a waiter: %v", err)
+		}
+	}
+	mu.Lock()
+	n := sends
+	mu.Unlock()
+	if canceled != 1 || locked != 1 || n != 3 {
+		t.Fatalf("%d cancelled, %d answered, %d reads; want 1, 1 and 3 (the sharer read again)", canceled, locked, n)
+	}
+	if k := driver.SharedReadKeys(); k != 0 {
+		t.Errorf("%d shared-read keys left behind", k)
+	}
+}
+
+// A shared read interrupted by Close ends with ErrClosed (not the
+// client's internal context.Canceled), and nothing of it stays behind.
+func TestSharedReadInterruptedByClose(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr(), framework.WithNamespace(testenv.Uniq("shclose")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	d, err := driver.New(c, "/p", "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := px.HoldReply(zktest.OpGetChildren2)
+	got := make(chan error, 1)
+	go func() { got <- ct.Wait(ctx, driver.WaitOptions{}) }()
+	if err := held.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	held.Release()
+	if err := <-got; !errors.Is(err, curator.ErrClosed) || errors.Is(err, context.Canceled) {
+		t.Fatalf("a wait interrupted by Close: %v, want ErrClosed", err)
+	}
+	if k := driver.SharedReadKeys(); k != 0 {
+		t.Errorf("%d shared-read keys left behind", k)
+	}
+}

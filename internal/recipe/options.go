@@ -1,0 +1,63 @@
+package recipe
+
+import (
+	"fmt"
+
+	"github.com/gocurator/curator"
+)
+
+// Options are the options every recipe that holds something shares; each
+// recipe embeds them in its own options and sets them through its own
+// Option type (locks.WithData, semaphore.WithData...), so that each setting
+// is checked and copied here, once.
+type Options struct {
+	Data      []byte                // nil: the client's default data
+	Policy    curator.SuspendPolicy // when a holding counts as lost
+	OnEnqueue func(node string)     // told of each node made, before the wait
+	err       error
+}
+
+// SetData keeps a copy of data (nil stays nil: the default).
+func (o *Options) SetData(data []byte) {
+	if data != nil {
+		data = append([]byte{}, data...)
+	}
+	o.Data = data
+}
+
+// SetPolicy sets the suspend policy, refusing one that does not exist.
+func (o *Options) SetPolicy(p curator.SuspendPolicy) {
+	if p != curator.LoseOnSuspend && p != curator.LoseOnLost {
+		o.Fail("unknown suspend policy %d", p)
+	}
+	o.Policy = p
+}
+
+// SetOnEnqueue sets the enqueue callback, refusing nil.
+func (o *Options) SetOnEnqueue(fn func(node string)) {
+	if fn == nil {
+		o.Fail("nil WithOnEnqueue function")
+	}
+	o.OnEnqueue = fn
+}
+
+// Fail records the first bad option; Apply returns it.
+func (o *Options) Fail(format string, args ...any) {
+	if o.err == nil {
+		o.err = fmt.Errorf("%w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
+	}
+}
+
+// Apply applies a recipe's options to its options struct o (which embeds
+// Options) and returns the first bad one's error, wrapping
+// curator.ErrInvalidArgument. Nil options are skipped.
+func Apply[T interface{ common() *Options }, O ~func(T)](o T, opts []O) error {
+	for _, opt := range opts {
+		if opt != nil {
+			opt(o)
+		}
+	}
+	return o.common().err
+}
+
+func (o *Options) common() *Options { return o }

@@ -1,0 +1,173 @@
+// Package testenv is what the module's test packages share: a ZooKeeper
+// server per test binary, clients closed at clean-up, unique paths,
+// contexts, and waits on conditions with generous deadlines (CI is a
+// loaded 2-core machine running -race). It is internal: users write their
+// tests with testing/zktest.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/goleak"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// Deadlines of waits in tests: generous, never a measure of speed.
+const (
+	WaitLong  = 60 * time.Second // anything that involves a server start, a session expiry or many parties
+	WaitShort = 20 * time.Second // anything else
+	// SessionTimeout is the session timeout of test clients: short, so
+	// expiries happen within a test.
+	SessionTimeout = 2 * time.Second
+)
+
+var shared *zktest.Server
+
+// Shared returns the server Main started for the test binary; tests that
+// inject no fault share it, each on paths of its own.
+func Shared() *zktest.Server { return shared }
+
+// Main runs a test binary: it starts the shared server, runs the tests,
+// stops the server, and then fails the run if goroutines are left behind
+// (goleak). Call it from TestMain. A ZooKeeper that is not installed fails
+// the run with the install command, never skips it.
+func Main(m *testing.M) {
+	goleak.VerifyTestMain(withServer{m})
+}
+
+type withServer struct{ m *testing.M }
+
+func (w withServer) Run() int {
+	srv, err := zktest.NewServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "these tests need ZooKeeper:", err)
+		return 1
+	}
+	shared = srv
+	defer srv.Close()
+	return w.m.Run()
+}
+
+// Patient is a retry policy for tests that must ride out a fault rather
+// than give up: every 50 ms for 30 s.
+type Patient struct{}
+
+// Next implements retry.Policy.
+func (Patient) Next(_ int, elapsed time.Duration) (time.Duration, bool) {
+	return 50 * time.Millisecond, elapsed < 30*time.Second
+}
+
+// Client connects a client (a session of its own), waits until it is
+// connected and closes it at clean-up. Defaults: SessionTimeout, a 5 s
+// connection timeout; opts come after them and win.
+func Client(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	c := ClientNoWait(t, connect, opts...)
+	if err := c.BlockUntilConnected(Ctx(t, WaitShort)); err != nil {
+		t.Fatalf("BlockUntilConnected(%s): %v", connect, err)
+	}
+	return c
+}
+
+// ClientNoWait is Client without the wait for the first connection.
+func ClientNoWait(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	all := append([]framework.Option{
+		framework.WithSessionTimeout(SessionTimeout),
+		framework.WithConnectionTimeout(5 * time.Second),
+	}, opts...)
+	c, err := framework.New(connect, all...)
+	if err != nil {
+		t.Fatalf("framework.New(%q): %v", connect, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return c
+}
+
+// Ctx returns a context ended after d or at clean-up.
+func Ctx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+var pathSeq atomic.Int64
+
+// Path returns a path under root that no other test, and no other run on
+// the same server, uses: root/<test name>-<random>-<n>.
+func Path(t testing.TB, root string) string {
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("%s/%s-%d", root, Uniq(name), pathSeq.Add(1))
+}
+
+// Uniq returns name plus a random suffix.
+func Uniq(name string) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return name + "-" + hex.EncodeToString(b[:])
+}
+
+// WaitFor polls cond until it holds, or fails the test after d.
+func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	Eventually(t, d, what, func() error {
+		if cond() {
+			return nil
+		}
+		return errors.New("not yet")
+	})
+}
+
+// Eventually polls cond until it returns nil, or fails the test after d
+// with cond's last error.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not so within %v: %v", what, d, err)
+		}
+		time.Sleep(20 * time.Millisecond) // a polling interval, not synchronization
+	}
+}
+
+// Children returns path's children on the server (none if it does not
+// exist).
+func Children(t testing.TB, c *framework.Client, path string) []string {
+	t.Helper()
+	kids, _, err := c.Children(Ctx(t, WaitShort), path)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("children of %s: %v", path, err)
+	}
+	return kids
+}
+
+// IsClosed reports whether ch is closed.
+func IsClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
