@@ -28,7 +28,6 @@ func closeDuring(t *testing.T, c *framework.Client, op string) <-chan struct{} {
 	return started
 }
 
-
 // A Mutex.Lock interrupted by Close (while it reads the queue) returns an
 // error wrapping ErrClosed, as documented, not context.Canceled.
 func TestMutexLockInterruptedByClose(t *testing.T) {
