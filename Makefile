@@ -1,12 +1,13 @@
 # The two commands of the README:
 #   make demo   runs the headline demo (starts a local ZooKeeper unless ZK_CONNECT is set)
-#   make test   runs the whole test suite (go vet + go test -race) against a real ZooKeeper
+#   make test   runs the whole test suite (lint, then go test -race) against a real ZooKeeper
 # Both install what they need first (scripts/install-deps.sh).
 
 GO ?= go
 TEST_TIMEOUT ?= 20m
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: demo test deps vet bench fuzz
+.PHONY: demo test deps lint bench
 
 deps:
 	@scripts/install-deps.sh
@@ -14,11 +15,15 @@ deps:
 demo: deps
 	$(GO) run ./examples/demo
 
-test: deps vet
+test: deps lint
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-vet:
+# lint: gofmt, go vet and staticcheck must be clean (CI runs it through make test).
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./recipes/...

@@ -1,7 +1,23 @@
+// The faults directory is gocurator's fault suite (tests only: nothing to
+// import). It drives the recipes through real faults on a real 3-node
+// ZooKeeper ensemble (leader and follower killed and restarted, clients
+// partitioned for less and more than the session timeout, sessions
+// expired, a holder process killed with SIGKILL, stalled listeners) and
+// checks, on every run, that:
+//
+//   - a mutex never has two holders that were not told of a loss, checked by
+//     a resource that accepts work only with a fencing token higher than the
+//     last it saw, and a semaphore never grants more than its maximum;
+//   - every contender acquires again once the faults stop;
+//   - after all clients close, no lock, lease or member node is left, the
+//     servers hold no watch, and no goroutine is left in the test process.
+//
+// Run it with `go test -race ./faults/` (part of `make test`).
+// GOCURATOR_SOAK=5m runs the fault cycle for that long instead of once.
+
 package faults_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +28,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -21,8 +38,6 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m)
 }
-
-const sessionTimeout = 2 * time.Second
 
 // netClient is a client whose every connection goes through proxies of its
 // own (one per ensemble member), so its network can be cut alone.
@@ -58,29 +73,7 @@ func dial(t testing.TB, cl *zktest.Cluster, opts ...framework.Option) *netClient
 
 func connect(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
 	t.Helper()
-	opts = append([]framework.Option{framework.WithSessionTimeout(sessionTimeout), framework.WithConnectionTimeout(3 * time.Second)}, opts...)
-	c, err := framework.New(connect, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.BlockUntilConnected(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return testenv.Client(t, connect, append([]framework.Option{framework.WithConnectionTimeout(3 * time.Second)}, opts...)...)
 }
 
 // serverWatches sums the watch counts of the running members.

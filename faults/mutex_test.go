@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -27,7 +28,7 @@ func expire(ctx context.Context, t *testing.T, cl *zktest.Cluster, n *netClient)
 	}
 	n.partition()
 	defer n.heal()
-	waitFor(t, time.Minute, "the ensemble to expire the session", func() bool {
+	testenv.WaitFor(t, time.Minute, "the ensemble to expire the session", func() bool {
 		ids, err := cl.Sessions()
 		return err == nil && !slices.Contains(ids, s.ID())
 	})
@@ -57,7 +58,7 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		start := time.Now()
 		inject()
 		faults++
-		waitFor(t, 2*time.Minute, "progress after: "+what, func() bool { return progress() >= before+3 })
+		testenv.WaitFor(t, 2*time.Minute, "progress after: "+what, func() bool { return progress() >= before+3 })
 		rep.add("fault %-45s progress again after %v", what, time.Since(start).Round(10*time.Millisecond))
 	}
 	step("leader killed, restarted", func() {
@@ -69,7 +70,7 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		if err := m.Stop(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, time.Minute, "a new leader", func() bool { nl, err := cl.Leader(); return err == nil && nl != l })
+		testenv.WaitFor(t, time.Minute, "a new leader", func() bool { nl, err := cl.Leader(); return err == nil && nl != l })
 		if err := m.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 	})
 	step("client partitioned for half the session timeout", func() {
 		clients[0].partition()
-		time.Sleep(sessionTimeout / 2) // the fault's own duration, not a synchronisation
+		time.Sleep(testenv.SessionTimeout / 2) // the fault's own duration, not a synchronisation
 		clients[0].heal()
 	})
 	step("client partitioned past the session timeout", func() { expire(ctx, t, cl, clients[1]) })
@@ -160,7 +161,7 @@ func TestFaultsMutex(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, time.Minute, "work before the faults", func() bool { return fence.Entries() >= 10 })
+	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return fence.Entries() >= 10 })
 	start := time.Now()
 	faults := faultCycle(ctx, t, cl, clients, fence.Entries, rep)
 	for d := soak(t); time.Since(start) < d; {
@@ -177,7 +178,7 @@ func TestFaultsMutex(t *testing.T) {
 	for _, c := range clients {
 		c.Close()
 	}
-	waitFor(t, time.Minute, "no lock nodes and no server watches", func() bool {
+	testenv.WaitFor(t, time.Minute, "no lock nodes and no server watches", func() bool {
 		kids, _, err := admin.Children(ctx, path)
 		w, werr := serverWatches(cl)
 		return (err == nil && len(kids) == 0 || errors.Is(err, zk.ErrNoNode)) && werr == nil && w == 0

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -23,7 +24,7 @@ const childEnv = "GOCURATOR_FAULTS_CHILD"
 // environment, prints "held <token>" and waits to be killed.
 func childMain() int {
 	args := strings.SplitN(os.Getenv(childEnv), " ", 2)
-	c, err := framework.New(args[0], framework.WithSessionTimeout(sessionTimeout))
+	c, err := framework.New(args[0], framework.WithSessionTimeout(testenv.SessionTimeout))
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -79,7 +80,7 @@ func TestFaultsHolderKilled(t *testing.T) {
 	defer cancel()
 	got := make(chan error, 1)
 	go func() { got <- m.Lock(ctx) }()
-	waitFor(t, 30*time.Second, "the waiter to queue", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the waiter to queue", func() bool {
 		kids, _, err := c.Children(ctx, path)
 		return err == nil && len(kids) == 2
 	})
@@ -99,10 +100,10 @@ func TestFaultsHolderKilled(t *testing.T) {
 	if c.Session() != session || session.Lost() {
 		t.Fatal("the waiter's own session was lost too")
 	}
-	if took > 4*sessionTimeout {
-		t.Errorf("handover took %v with a %v session", took, sessionTimeout)
+	if took > 4*testenv.SessionTimeout {
+		t.Errorf("handover took %v with a %v session", took, testenv.SessionTimeout)
 	}
-	t.Logf("SIGKILLed holder: lock passed on after %v (session timeout %v)", took.Round(10*time.Millisecond), sessionTimeout)
+	t.Logf("SIGKILLed holder: lock passed on after %v (session timeout %v)", took.Round(10*time.Millisecond), testenv.SessionTimeout)
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

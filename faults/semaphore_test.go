@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -94,7 +95,7 @@ func TestFaultsSemaphore(t *testing.T) {
 		}()
 	}
 	progress := func() int { return int(grants.Load()) }
-	waitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
+	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
 	start := time.Now()
 	faults := faultCycle(ctx, t, cl, clients, progress, rep)
 	for d := soak(t); time.Since(start) < d; {
@@ -111,7 +112,7 @@ func TestFaultsSemaphore(t *testing.T) {
 	for _, c := range clients {
 		c.Close()
 	}
-	waitFor(t, time.Minute, "no lease or lock nodes and no server watches", func() bool {
+	testenv.WaitFor(t, time.Minute, "no lease or lock nodes and no server watches", func() bool {
 		n := 0
 		for _, p := range []string{path + "/leases", path + "/locks"} {
 			kids, _, err := admin.Children(ctx, p)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -96,7 +97,7 @@ func TestFaultsTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A client that does not trust the certificate is refused.
-	bad, err := framework.New("127.0.0.1:"+strconv.Itoa(port), framework.WithSessionTimeout(sessionTimeout),
+	bad, err := framework.New("127.0.0.1:"+strconv.Itoa(port), framework.WithSessionTimeout(testenv.SessionTimeout),
 		framework.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
 			return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, addr, &tls.Config{MinVersion: tls.VersionTLS12})
 		}))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // badPaths are rejected by every entry point that takes a path.
@@ -81,10 +82,10 @@ func pathOps(c *framework.Client) map[string]func(ctx context.Context, p string)
 // ErrInvalidArgument before any I/O: the client's namespace is never made,
 // no watch and no background operation is left.
 func TestBadInputTouchesNothing(t *testing.T) {
-	ns := uniq("bad")
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	raw := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, waitShort)
+	ns := testenv.Uniq("bad")
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	raw := newClient(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	var nilCtx context.Context
 
 	check := func(name string, err, want error) {
@@ -182,7 +183,7 @@ func TestBadInputTouchesNothing(t *testing.T) {
 
 // New rejects invalid options and connect strings, before dialing.
 func TestNewBadInput(t *testing.T) {
-	good := shared.ConnectString()
+	good := testenv.Shared().ConnectString()
 	for _, tc := range []struct {
 		name    string
 		connect string
@@ -242,8 +243,8 @@ func TestNewBadInput(t *testing.T) {
 
 // A closed client fails every call with ErrClosed, at once.
 func TestClosedClient(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("closed")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("closed")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/ok", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -24,18 +25,18 @@ func (noRetry) Next(int, time.Duration) (time.Duration, bool) { return 0, false 
 // still in flight, a guaranteed delete retrying in the background. A
 // pending delete's Wait returns ErrClosed instead of blocking forever.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
-	p := zktest.StartProxy(t, shared.Addr())
+	p := zktest.StartProxy(t, testenv.Shared().Addr())
 	ignore := goleak.IgnoreCurrent()
 
 	c, err := framework.New(p.Addr(),
-		framework.WithNamespace(uniq("close")),
+		framework.WithNamespace(testenv.Uniq("close")),
 		framework.WithSessionTimeout(10*time.Second),
 		framework.WithConnectionTimeout(500*time.Millisecond),
 		framework.WithRetryPolicy(noRetry{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t, waitLong)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if err := c.BlockUntilConnected(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	if err := c.WaitBackground(ctx); err != nil && !errors.Is(err, curator.ErrClosed) {
 		t.Fatalf("WaitBackground after Close: %v, want nil or ErrClosed", err)
 	}
-	if ev := waitEvent(t, w, waitShort); ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, curator.ErrClosed) {
+	if ev := waitEvent(t, w, testenv.WaitShort); ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, curator.ErrClosed) {
 		t.Fatalf("watch event on Close: %+v", ev)
 	}
 	p.Close()

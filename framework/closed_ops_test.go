@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -31,10 +32,10 @@ func closeDuring(t *testing.T, c *framework.Client, op string) <-chan struct{} {
 // A Mutex.Lock interrupted by Close (while it reads the queue) returns an
 // error wrapping ErrClosed, as documented, not context.Canceled.
 func TestMutexLockInterruptedByClose(t *testing.T) {
-	ns := uniq("mxclose")
-	a := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	b := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	ctx := testCtx(t, waitShort)
+	ns := testenv.Uniq("mxclose")
+	a := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	b := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	ma, err := locks.NewMutex(a, "/lock")
 	if err != nil {
 		t.Fatal(err)
@@ -65,10 +66,10 @@ func TestMutexLockInterruptedByClose(t *testing.T) {
 // ErrClosed at once; nothing stays pending.
 func TestBackgroundDeleteAndClose(t *testing.T) {
 	p := startProxyFor(t)
-	c := newClient(t, p.Addr(), framework.WithNamespace(uniq("bgclose")),
+	c := newClient(t, p.Addr(), framework.WithNamespace(testenv.Uniq("bgclose")),
 		framework.WithSessionTimeout(10*time.Second),
 		framework.WithConnectionTimeout(200*time.Millisecond))
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/doomed", nil); err != nil {
 		t.Fatal(err)
 	}

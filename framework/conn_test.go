@@ -17,6 +17,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -27,8 +28,8 @@ import (
 // are never resolved under the client's lock or on its event goroutine.
 func TestRedialRetriedUntilItWorks(t *testing.T) {
 	p := startProxyFor(t)
-	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(time.Second), framework.WithNamespace(uniq("redial")))
-	log.wait(t, waitShort, framework.StateConnected)
+	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(time.Second), framework.WithNamespace(testenv.Uniq("redial")))
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	old := c.Session()
 
 	var calls atomic.Int32
@@ -51,8 +52,8 @@ func TestRedialRetriedUntilItWorks(t *testing.T) {
 	})
 	p.Refuse(true)
 	p.Drop()
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost)
-	eventually(t, waitShort, "first re-dial", func() error {
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost)
+	testenv.Eventually(t, testenv.WaitShort, "first re-dial", func() error {
 		if calls.Load() == 0 {
 			return errors.New("no re-dial yet")
 		}
@@ -70,22 +71,22 @@ func TestRedialRetriedUntilItWorks(t *testing.T) {
 	}()
 	select {
 	case <-answered:
-	case <-time.After(waitShort):
+	case <-time.After(testenv.WaitShort):
 		t.Fatal("client calls blocked while a re-dial resolves host names")
 	}
 	release()
-	eventually(t, waitLong, "failed re-dials retried", func() error {
+	testenv.Eventually(t, testenv.WaitLong, "failed re-dials retried", func() error {
 		if n := calls.Load(); n < 4 {
 			return errors.New("still failing")
 		}
 		return nil
 	})
 	p.Heal()
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
 	if s := c.Session(); s == nil || s.Lost() || s.ID() == old.ID() {
 		t.Fatalf("session after the re-dial = %v, want a new live one", s)
 	}
-	if _, err := c.Create(testCtx(t, waitShort), "/after", nil); err != nil {
+	if _, err := c.Create(testenv.Ctx(t, testenv.WaitShort), "/after", nil); err != nil {
 		t.Fatalf("Create after the re-dial: %v", err)
 	}
 }
@@ -113,12 +114,12 @@ func (s *syncBuffer) String() string {
 // 2 s, the client asks for 20 s: after a partition LOST comes within a few
 // seconds, not after 20 s (two lock holders for 18 s otherwise).
 func TestLostTimedFromNegotiatedTimeout(t *testing.T) {
-	s := startServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, 2*time.Second))
+	s := zktest.StartServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, 2*time.Second))
 	p := zktest.StartProxy(t, s.Addr())
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(20*time.Second), framework.WithLogger(logger))
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	want, err := s.SessionTimeoutFor(20 * time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestLostTimedFromNegotiatedTimeout(t *testing.T) {
 		t.Fatalf("LOST %v after the partition; want about the negotiated %v plus detection", d, want)
 	}
 	p.Heal()
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
 }
 
 // Issue 13 item 3: Close returns promptly while the server is unreachable,
@@ -149,12 +150,12 @@ func TestLostTimedFromNegotiatedTimeout(t *testing.T) {
 func TestCloseWhileServerUnreachable(t *testing.T) {
 	p := startProxyFor(t)
 	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(4*time.Second))
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	p.Blackhole()
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended)
 	// The black hole holds the old connection (and its close); a second
 	// one is go-zookeeper's new attempt, whose handshake goes unanswered.
-	eventually(t, waitShort, "a new connection into the black hole", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "a new connection into the black hole", func() error {
 		if p.Conns() < 2 {
 			return errors.New("none yet")
 		}
@@ -172,7 +173,7 @@ func TestCloseWhileServerUnreachable(t *testing.T) {
 // Issue 13 item 3: a connection-state listener may close the client
 // ("close on LOST"): Close returns, and nothing is left behind.
 func TestCloseFromListener(t *testing.T) {
-	p := zktest.StartProxy(t, shared.Addr())
+	p := zktest.StartProxy(t, testenv.Shared().Addr())
 	ignore := goleak.IgnoreCurrent()
 	c, err := framework.New(p.Addr(), framework.WithSessionTimeout(time.Second))
 	if err != nil {
@@ -184,7 +185,7 @@ func TestCloseFromListener(t *testing.T) {
 			closed <- c.Close()
 		}
 	})
-	if err := c.BlockUntilConnected(testCtx(t, waitShort)); err != nil {
+	if err := c.BlockUntilConnected(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
 	p.Refuse(true)
@@ -194,10 +195,10 @@ func TestCloseFromListener(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Close from the listener: %v", err)
 		}
-	case <-time.After(waitLong):
+	case <-time.After(testenv.WaitLong):
 		t.Fatal("Close called from a listener never returned")
 	}
-	if err := c.BlockUntilConnected(testCtx(t, waitShort)); !errors.Is(err, curator.ErrClosed) {
+	if err := c.BlockUntilConnected(testenv.Ctx(t, testenv.WaitShort)); !errors.Is(err, curator.ErrClosed) {
 		t.Fatalf("BlockUntilConnected after Close: %v", err)
 	}
 	p.Close()
@@ -213,13 +214,13 @@ func TestStaleExpiryTimerIgnored(t *testing.T) {
 	defer restore()
 	p := startProxyFor(t)
 	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(30*time.Second))
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	sess := c.Session()
 	next := func() func() {
 		select {
 		case f := <-fired:
 			return f
-		case <-time.After(waitShort):
+		case <-time.After(testenv.WaitShort):
 			t.Fatal("no expiry timer armed")
 		}
 		return nil
@@ -227,18 +228,18 @@ func TestStaleExpiryTimerIgnored(t *testing.T) {
 
 	p.Refuse(true)
 	p.Drop()
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended)
 	first := next()
 	p.Heal()
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
 
 	p.Refuse(true)
 	p.Drop()
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected, framework.StateSuspended)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected, framework.StateSuspended)
 	next()
 	first() // stale: the session has been connected since
 	p.Heal()
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,
 		framework.StateSuspended, framework.StateReconnected)
 	if got := c.Session(); got != sess || sess.Lost() {
 		t.Fatalf("session %v after a stale expiry timer; want the same live %x", got, sess.ID())
@@ -252,18 +253,18 @@ func TestStaleExpiryTimerIgnored(t *testing.T) {
 // zk.ErrAuthFailed, listeners hear AUTH_FAILED, and no request reaches the
 // server as anonymous.
 func TestRefusedCredentials(t *testing.T) {
-	ns := uniq("auth")
-	c, log := newRecordedClient(t, shared.ConnectString(), framework.WithNamespace(ns),
+	ns := testenv.Uniq("auth")
+	c, log := newRecordedClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns),
 		framework.WithAuth("nosuchscheme", []byte("user:password")), framework.WithConnectionTimeout(time.Second))
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if err := c.BlockUntilConnected(ctx); !errors.Is(err, zk.ErrAuthFailed) {
 		t.Fatalf("BlockUntilConnected with refused credentials: %v, want zk.ErrAuthFailed", err)
 	}
-	log.wait(t, waitShort, framework.StateAuthFailed)
+	log.wait(t, testenv.WaitShort, framework.StateAuthFailed)
 	if _, err := c.Create(ctx, "/anonymous", nil); !errors.Is(err, zk.ErrAuthFailed) {
 		t.Fatalf("Create with refused credentials: %v, want zk.ErrAuthFailed", err)
 	}
-	plain := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
+	plain := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
 	if ok, _, err := plain.Exists(ctx, "/anonymous"); err != nil || ok {
 		t.Fatalf("the node was created anonymously (exists %v, %v)", ok, err)
 	}
@@ -275,18 +276,18 @@ func TestRefusedCredentials(t *testing.T) {
 // Accepted credentials still work (digest), and nodes made under a digest
 // ACL are readable by the client.
 func TestAcceptedCredentials(t *testing.T) {
-	ns := uniq("digest")
+	ns := testenv.Uniq("digest")
 	acl := framework.ACLFunc(func(string) []zk.ACL { return zk.DigestACL(zk.PermAll, "user", "password") })
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(ns),
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns),
 		framework.WithAuth("digest", []byte("user:password")), framework.WithACLProvider(acl))
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/secret", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.Get(ctx, "/secret"); err != nil {
 		t.Fatalf("Get with the digest credentials: %v", err)
 	}
-	plain := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
+	plain := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
 	if _, _, err := plain.Get(ctx, "/secret"); !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("Get without credentials: %v, want zk.ErrNoAuth", err)
 	}
@@ -295,7 +296,7 @@ func TestAcceptedCredentials(t *testing.T) {
 // Issue 13 item 10: Close ends the session with ErrClosed, not
 // ErrSessionLost, so waits interrupted by Close say Close.
 func TestCloseEndsSessionWithErrClosed(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	sess := c.Session()
 	if sess.Err() != nil {
 		t.Fatalf("live session Err = %v", sess.Err())
@@ -313,8 +314,8 @@ func TestCloseEndsSessionWithErrClosed(t *testing.T) {
 // pod is gone) does not keep the client from the hosts that do; zk.Connect
 // alone fails on it.
 func TestUnresolvableHostAmongOthers(t *testing.T) {
-	c := newClient(t, "zk-gone.invalid:2181,"+shared.ConnectString())
-	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
+	c := newClient(t, "zk-gone.invalid:2181,"+testenv.Shared().ConnectString())
+	if _, _, err := c.Exists(testenv.Ctx(t, testenv.WaitShort), "/"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := framework.New("zk-gone.invalid:2181"); !errors.Is(err, curator.ErrInvalidArgument) {

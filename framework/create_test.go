@@ -10,14 +10,15 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // Parents made by WithParentContainers are containers: the server removes
 // them once their last child is gone (zktest checks containers every
 // second); parents made by WithParents are persistent and stay.
 func TestParentContainers(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("containers")))
-	ctx := testCtx(t, waitLong)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("containers")))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/box/inner/leaf", []byte("x"), framework.WithParentContainers()); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestParentContainers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, waitLong, "the server reaps the empty containers", func() error {
+	testenv.Eventually(t, testenv.WaitLong, "the server reaps the empty containers", func() error {
 		for _, p := range []string{"/box/inner", "/box", "/crate"} {
 			if ok, _, err := c.Exists(ctx, p); err != nil || ok {
 				return fmt.Errorf("%s still exists (%v)", p, err)
@@ -57,8 +58,8 @@ func TestParentContainers(t *testing.T) {
 // removed by the server once their TTL has passed; a TTL and a TTL mode go
 // together or fail before any I/O.
 func TestTTLNodes(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("ttl")))
-	ctx := testCtx(t, waitLong)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("ttl")))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	p, err := c.Create(ctx, "/ttl", []byte("x"), framework.WithMode(framework.ModePersistentTTL), framework.WithTTL(500*time.Millisecond))
 	if err != nil {
 		t.Fatalf("TTL create: %v", err)
@@ -70,7 +71,7 @@ func TestTTLNodes(t *testing.T) {
 	if ok, _, err := c.Exists(ctx, p); err != nil || !ok {
 		t.Fatalf("%s: exists=%v, %v", p, ok, err)
 	}
-	eventually(t, waitLong, "the server removes expired TTL nodes", func() error {
+	testenv.Eventually(t, testenv.WaitLong, "the server removes expired TTL nodes", func() error {
 		for _, n := range []string{p, seq} {
 			if ok, _, err := c.Exists(ctx, n); err != nil || ok {
 				return fmt.Errorf("%s still exists (%v)", n, err)
@@ -99,8 +100,8 @@ func TestTTLNodes(t *testing.T) {
 
 // Create's plain behaviour: data, modes, existing nodes, missing parents.
 func TestCreateModes(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("create")), framework.WithDefaultData([]byte("me")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("create")), framework.WithDefaultData([]byte("me")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if string(c.DefaultData()) != "me" {
 		t.Fatalf("DefaultData = %q", c.DefaultData())
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // A client's default node data is what Curator writes
@@ -23,11 +24,11 @@ func TestDefaultDataIsHostNameAddress(t *testing.T) {
 	if err != nil {
 		t.Fatalf("this test needs the host name %q to resolve: %v", host, err)
 	}
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	if got := string(c.DefaultData()); !slices.Contains(addrs, got) {
 		t.Fatalf("default data %q; host name %q resolves to %v", got, host, addrs)
 	}
-	c2 := newClient(t, shared.ConnectString(), framework.WithDefaultData([]byte("mine")))
+	c2 := newClient(t, testenv.Shared().ConnectString(), framework.WithDefaultData([]byte("mine")))
 	if got := string(c2.DefaultData()); got != "mine" {
 		t.Fatalf("WithDefaultData: %q", got)
 	}

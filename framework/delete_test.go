@@ -10,14 +10,16 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
 // A guaranteed delete issued while the server is down fails with a
 // *DeletePendingError and is done once the server is back.
 func TestGuaranteedDeleteWhileServerDown(t *testing.T) {
-	s := startServer(t)
+	s := zktest.StartServer(t)
 	c := newClient(t, s.ConnectString(), framework.WithConnectionTimeout(500*time.Millisecond))
-	ctx := testCtx(t, waitLong)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/doomed/child", []byte("x"), framework.WithParents()); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +87,8 @@ func TestGuaranteedDeleteWhileServerDown(t *testing.T) {
 
 // Delete's other options against a live server.
 func TestDeleteOptions(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("delete")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("delete")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/a/b/c", nil, framework.WithParents()); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // Removing a listener is safe before and after Close, twice too; a
@@ -12,7 +13,7 @@ import (
 func TestListenerRemove(t *testing.T) {
 	p := startProxyFor(t)
 	c, log := newRecordedClient(t, p.Addr())
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 
 	// A listener that blocks until released does not stall the others.
 	release := make(chan struct{})
@@ -27,7 +28,7 @@ func TestListenerRemove(t *testing.T) {
 	removeEarly()
 
 	p.Drop()
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
 	close(release)
 	for _, want := range []framework.State{framework.StateSuspended, framework.StateReconnected} {
 		select {
@@ -35,7 +36,7 @@ func TestListenerRemove(t *testing.T) {
 			if s != want {
 				t.Fatalf("slow listener got %v, want %v", s, want)
 			}
-		case <-time.After(waitShort):
+		case <-time.After(testenv.WaitShort):
 			t.Fatalf("slow listener never got %v", want)
 		}
 	}

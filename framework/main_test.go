@@ -1,132 +1,36 @@
 package framework_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"net"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
-// shared is the server of the tests that inject no fault; each of them
-// works in a namespace of its own. Fault tests start their own server or
-// put a proxy in front of this one.
-var shared *zktest.Server
+// Tests that inject no fault share testenv.Shared(), each in a namespace
+// of its own; fault tests start their own server or put a proxy in front
+// of it.
+func TestMain(m *testing.M) { testenv.Main(m) }
 
-// withServer runs the tests between starting the shared server and
-// stopping it, so that goleak looks for goroutines after both.
-type withServer struct{ m *testing.M }
-
-func (w withServer) Run() int {
-	srv, err := zktest.NewServer()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "framework tests need ZooKeeper:", err)
-		return 1
-	}
-	shared = srv
-	defer srv.Close()
-	return w.m.Run()
-}
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(withServer{m})
-}
-
-// Timeouts: generous, as CI is a loaded 2-core machine running -race.
-const (
-	waitLong  = 60 * time.Second // for anything that involves a server start or a session expiry
-	waitShort = 20 * time.Second // for anything else
-)
-
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// uniq returns name plus a random suffix, for namespaces and paths that
-// no other test (or run) uses.
-func uniq(name string) string {
-	var b [4]byte
-	rand.Read(b[:])
-	return name + "-" + hex.EncodeToString(b[:])
-}
-
-// patient retries every 50 ms for 30 s: the retry loop of tests that must
-// ride out a fault rather than give up.
-type patient struct{}
-
-func (patient) Next(_ int, elapsed time.Duration) (time.Duration, bool) {
-	return 50 * time.Millisecond, elapsed < 30*time.Second
-}
-
-// newClient makes a client (closed at cleanup) and waits until it is
-// connected. Defaults: 2 s session, 5 s connection timeout, patient retries;
-// opts come after them and win.
+// newClient makes a client (closed at cleanup) that rides out faults rather
+// than giving up, and waits until it is connected; opts win.
 func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
 	t.Helper()
-	c := newClientNoWait(t, connect, opts...)
-	if err := c.BlockUntilConnected(testCtx(t, waitShort)); err != nil {
-		t.Fatalf("BlockUntilConnected: %v", err)
-	}
-	return c
+	return testenv.Client(t, connect, patient(opts)...)
 }
 
 func newClientNoWait(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
 	t.Helper()
-	all := append([]framework.Option{
-		framework.WithSessionTimeout(2 * time.Second),
-		framework.WithConnectionTimeout(5 * time.Second),
-		framework.WithRetryPolicy(patient{}),
-	}, opts...)
-	c, err := framework.New(connect, all...)
-	if err != nil {
-		t.Fatalf("New(%q): %v", connect, err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return c
+	return testenv.ClientNoWait(t, connect, patient(opts)...)
 }
 
-// startServer starts a local server of the test's own (it may be stopped
-// and started), closed at cleanup.
-func startServer(t testing.TB, opts ...zktest.Option) *zktest.Server {
-	t.Helper()
-	s, err := zktest.NewServer(opts...)
-	if err != nil {
-		t.Fatalf("starting ZooKeeper: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// eventually polls cond every 25 ms until it returns nil or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not so within %v: %v", what, d, err)
-		}
-		time.Sleep(25 * time.Millisecond) // polling interval, not synchronization
-	}
+func patient(opts []framework.Option) []framework.Option {
+	return append([]framework.Option{framework.WithRetryPolicy(testenv.Patient{})}, opts...)
 }
 
 // newRecordedClient is newClientNoWait with a log of every connection
@@ -148,7 +52,7 @@ func newRecordedClient(t testing.TB, connect string, opts ...framework.Option) (
 // server.
 func startProxyFor(t testing.TB) *zktest.Proxy {
 	t.Helper()
-	return zktest.StartProxy(t, shared.Addr())
+	return zktest.StartProxy(t, testenv.Shared().Addr())
 }
 
 // stateLog records every connection state a client posts, in order.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/retry"
 	"github.com/gocurator/curator/testing/zktest"
@@ -36,15 +37,15 @@ func hugePath(parent string, n int) string {
 // connection is not dropped (no SUSPENDED), the session and a held lock
 // survive, nothing is left pending in the background.
 func TestOversizedRequestRefused(t *testing.T) {
-	ns := uniq("maxbuf")
+	ns := testenv.Uniq("maxbuf")
 	policy, err := retry.NewNTimes(3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, log := newRecordedClient(t, shared.ConnectString(), framework.WithNamespace(ns),
+	c, log := newRecordedClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns),
 		framework.WithRetryPolicy(policy))
-	log.wait(t, waitShort, framework.StateConnected)
-	ctx := testCtx(t, waitShort)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	m, err := locks.NewMutex(c, "/lock")
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +135,8 @@ func TestOversizedRequestRefused(t *testing.T) {
 // smaller one refuses smaller requests.
 func TestJuteMaxBufferOption(t *testing.T) {
 	const big = 4 << 20
-	s := startServer(t, zktest.WithJVMProperty("jute.maxbuffer", strconv.Itoa(big)))
-	ctx := testCtx(t, waitLong)
+	s := zktest.StartServer(t, zktest.WithJVMProperty("jute.maxbuffer", strconv.Itoa(big)))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	data := make([]byte, 3<<20)
 	for i := range data {
 		data[i] = byte(i)
@@ -152,7 +153,7 @@ func TestJuteMaxBufferOption(t *testing.T) {
 		t.Fatalf("Get of the 3 MiB node: %d bytes, %v", len(d), err)
 	}
 
-	small := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("small")),
+	small := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("small")),
 		framework.WithJuteMaxBuffer(1000))
 	if _, err := small.Create(ctx, "/n", make([]byte, 2000)); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Fatalf("2000-byte create with WithJuteMaxBuffer(1000): %v, want ErrInvalidArgument", err)

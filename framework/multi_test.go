@@ -9,13 +9,14 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // A guarded write (check + set in one Multi) is done while the guard node
 // exists and refused, with nothing written, once it is gone.
 func TestMultiGuardedWrite(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("multi")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("multi")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/guard", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +78,12 @@ func TestMultiGuardedWrite(t *testing.T) {
 // ErrConnectionLoss, and the transaction did happen.
 func TestMultiLostResponse(t *testing.T) {
 	p := startProxyFor(t)
-	ns := uniq("multi")
+	ns := testenv.Uniq("multi")
 	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(ns),
 		framework.WithSessionTimeout(10*time.Second))
-	log.wait(t, waitShort, framework.StateConnected)
-	observer := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	ctx := testCtx(t, waitLong)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
+	observer := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/data", []byte("v0")); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestMultiLostResponse(t *testing.T) {
 	if err != nil || len(res) != 2 {
 		t.Fatalf("idempotent multi across a lost response = %+v, %v", res, err)
 	}
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
 	if d, _, _ := observer.Get(ctx, "/data"); string(d) != "v1" {
 		t.Fatalf("data %q, want v1", d)
 	}
@@ -106,7 +107,7 @@ func TestMultiLostResponse(t *testing.T) {
 	if !errors.Is(err, curator.ErrConnectionLoss) {
 		t.Fatalf("multi with a create across a lost response: %v, want ErrConnectionLoss", err)
 	}
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,
 		framework.StateSuspended, framework.StateReconnected)
 	if d, _, err := observer.Get(ctx, "/made"); err != nil || string(d) != "m" {
 		t.Fatalf("/made = %q, %v; the transaction reached the server", d, err)

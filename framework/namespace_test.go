@@ -9,19 +9,20 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
 // Every call takes and returns the caller's paths; the server sees them
 // below chroot + namespace.
 func TestNamespaceAndChrootRoundTrip(t *testing.T) {
-	chroot, ns := "/"+uniq("chroot")+"/deeper", uniq("ns")
+	chroot, ns := "/"+testenv.Uniq("chroot")+"/deeper", testenv.Uniq("ns")
 	for _, tc := range []struct {
 		name, connect, ns, prefix string
 	}{
-		{"namespace", shared.ConnectString(), ns, "/" + ns},
-		{"chroot", shared.ConnectString() + chroot, "", chroot},
-		{"chroot+namespace", shared.ConnectString() + chroot, ns, chroot + "/" + ns},
+		{"namespace", testenv.Shared().ConnectString(), ns, "/" + ns},
+		{"chroot", testenv.Shared().ConnectString() + chroot, "", chroot},
+		{"chroot+namespace", testenv.Shared().ConnectString() + chroot, ns, chroot + "/" + ns},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []framework.Option
@@ -29,9 +30,9 @@ func TestNamespaceAndChrootRoundTrip(t *testing.T) {
 				opts = append(opts, framework.WithNamespace(tc.ns))
 			}
 			c := newClient(t, tc.connect, opts...)
-			raw := newClient(t, shared.ConnectString())
-			ctx := testCtx(t, waitShort)
-			sub := "/" + uniq("t")
+			raw := newClient(t, testenv.Shared().ConnectString())
+			ctx := testenv.Ctx(t, testenv.WaitShort)
+			sub := "/" + testenv.Uniq("t")
 
 			p, err := c.Create(ctx, sub+"/a/b", []byte("one"), framework.WithParents())
 			if err != nil || p != sub+"/a/b" {
@@ -80,7 +81,7 @@ func TestNamespaceAndChrootRoundTrip(t *testing.T) {
 			if _, err := raw.Set(ctx, tc.prefix+sub+"/a/b", []byte("three")); err != nil {
 				t.Fatal(err)
 			}
-			if ev := waitEvent(t, w, waitShort); ev.Path != sub+"/a/b" || ev.Type != framework.EventNodeDataChanged {
+			if ev := waitEvent(t, w, testenv.WaitShort); ev.Path != sub+"/a/b" || ev.Type != framework.EventNodeDataChanged {
 				t.Fatalf("watch event %+v", ev)
 			}
 
@@ -126,7 +127,7 @@ func isSeq(p, prefix string) bool {
 // The ACL provider decides the ACL of created nodes and of created
 // parents, and sees the namespaced path.
 func TestACLProvider(t *testing.T) {
-	ns := uniq("acl")
+	ns := testenv.Uniq("acl")
 	restricted := []zk.ACL{{Perms: zk.PermRead | zk.PermWrite | zk.PermCreate | zk.PermDelete, Scheme: "world", ID: "anyone"}}
 	var (
 		mu   sync.Mutex
@@ -141,8 +142,8 @@ func TestACLProvider(t *testing.T) {
 		}
 		return restricted
 	})
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(ns), framework.WithACLProvider(provider))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns), framework.WithACLProvider(provider))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/p1/p2/node", nil, framework.WithParents()); err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +201,13 @@ func TestACLProvider(t *testing.T) {
 // Digest authentication: a node with a digest ACL is refused to clients
 // without the credentials (zk.ErrNoAuth) and open to the one with them.
 func TestDigestAuth(t *testing.T) {
-	ns := uniq("auth")
-	owner := newClient(t, shared.ConnectString(), framework.WithNamespace(ns),
+	ns := testenv.Uniq("auth")
+	owner := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns),
 		framework.WithAuth("digest", []byte("alice:secret")))
-	anonymous := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	intruder := newClient(t, shared.ConnectString(), framework.WithNamespace(ns),
+	anonymous := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	intruder := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns),
 		framework.WithAuth("digest", []byte("alice:guess")))
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 
 	acl := zk.DigestACL(zk.PermAll, "alice", "secret")
 	if _, err := owner.Create(ctx, "/private", []byte("s3cret"), framework.WithACL(acl...)); err != nil {
@@ -232,26 +233,26 @@ func TestDigestAuth(t *testing.T) {
 
 	// The credentials survive a reconnection (same session) and an expiry
 	// (new session).
-	p := zktest.StartProxy(t, shared.Addr())
+	p := zktest.StartProxy(t, testenv.Shared().Addr())
 	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(ns), framework.WithAuth("digest", []byte("alice:secret")))
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	if d, _, err := c.Get(ctx, "/private"); err != nil || string(d) != "s3cret" {
 		t.Fatalf("Get through the proxy = %q, %v", d, err)
 	}
 	sess := c.Session()
 	p.Drop()
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
 	if c.Session() != sess {
 		t.Fatal("the session changed on a mere reconnection")
 	}
 	if d, _, err := c.Get(ctx, "/private"); err != nil || string(d) != "s3cret" {
 		t.Fatalf("Get after reconnection = %q, %v", d, err)
 	}
-	lctx := testCtx(t, waitLong)
-	if err := zktest.ExpireSession(lctx, p, shared, sess.ID()); err != nil {
+	lctx := testenv.Ctx(t, testenv.WaitLong)
+	if err := zktest.ExpireSession(lctx, p, testenv.Shared(), sess.ID()); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected,
 		framework.StateSuspended, framework.StateLost, framework.StateReconnected)
 	if d, _, err := c.Get(lctx, "/private"); err != nil || string(d) != "s3cret" {
 		t.Fatalf("Get in a new session = %q, %v", d, err)

@@ -11,13 +11,14 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // Session timeouts ZooKeeper's int32 milliseconds cannot carry (or that
 // round to 0 ms) are rejected by New; the largest one it can carry is
 // accepted and connects (the server caps it to its maximum).
 func TestSessionTimeoutBounds(t *testing.T) {
-	good := shared.ConnectString()
+	good := testenv.Shared().ConnectString()
 	for _, d := range []time.Duration{
 		time.Duration(math.MaxInt32+1) * time.Millisecond,
 		math.MaxInt64,
@@ -37,14 +38,14 @@ func TestSessionTimeoutBounds(t *testing.T) {
 		}
 	}
 	c := newClient(t, good, framework.WithSessionTimeout(time.Duration(math.MaxInt32)*time.Millisecond))
-	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
+	if _, _, err := c.Exists(testenv.Ctx(t, testenv.WaitShort), "/"); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // Waits given a nil context return ErrInvalidArgument instead of panicking.
 func TestNilContextWaits(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("nilctx")))
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("nilctx")))
 	var nilCtx context.Context
 	if err := c.WaitBackground(nilCtx); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("WaitBackground(nil): %v, want ErrInvalidArgument", err)
@@ -60,8 +61,8 @@ func TestNilContextWaits(t *testing.T) {
 // DeleteInBackground tells its caller the outcome: done, refused by the
 // server (not empty, no permission), refused before any I/O.
 func TestDeleteInBackgroundOutcome(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("bgout")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("bgout")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/gone", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // Only a real UUID (8-4-4-4-12 hex) after "_c_" makes a name protected, as
@@ -45,8 +46,8 @@ func TestProtectedNameNeedsUUID(t *testing.T) {
 // sequence number alone), but an empty component inside it is as invalid
 // as anywhere: it is refused before any I/O.
 func TestSequentialEmptyComponent(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("seqempty")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("seqempty")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	for _, p := range []string{"/a//b", "//b", "/a//"} {
 		_, err := c.Create(ctx, p, nil, framework.WithMode(framework.ModePersistentSequential), framework.WithParents())
 		if !errors.Is(err, curator.ErrInvalidPath) {
@@ -61,16 +62,16 @@ func TestSequentialEmptyComponent(t *testing.T) {
 // Sequential and protected creates directly under "/" work, with and
 // without a namespace, as ZooKeeper allows /_c_<uuid>-name0000000001.
 func TestCreateUnderRoot(t *testing.T) {
-	for _, ns := range []string{"", uniq("rootns")} {
-		c := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-		ctx := testCtx(t, waitShort)
+	for _, ns := range []string{"", testenv.Uniq("rootns")} {
+		c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+		ctx := testenv.Ctx(t, testenv.WaitShort)
 		for _, tc := range []struct {
 			path string
 			opts []framework.OpOption
 		}{
-			{"/" + uniq("seq") + "-", []framework.OpOption{framework.WithMode(framework.ModeEphemeralSequential)}},
-			{"/" + uniq("prot"), []framework.OpOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeral)}},
-			{"/" + uniq("protseq") + "-", []framework.OpOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeralSequential)}},
+			{"/" + testenv.Uniq("seq") + "-", []framework.OpOption{framework.WithMode(framework.ModeEphemeralSequential)}},
+			{"/" + testenv.Uniq("prot"), []framework.OpOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeral)}},
+			{"/" + testenv.Uniq("protseq") + "-", []framework.OpOption{framework.WithProtection(), framework.WithMode(framework.ModeEphemeralSequential)}},
 		} {
 			p, err := c.Create(ctx, tc.path, nil, tc.opts...)
 			if err != nil {

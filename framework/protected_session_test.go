@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -16,16 +17,16 @@ import (
 // its simulated expiration does, while the server still keeps it). The
 // node of the previous session is dropped and a new one made.
 func TestProtectedRetryDoesNotAdoptPreviousSession(t *testing.T) {
-	p := zktest.StartProxy(t, shared.Addr())
-	ns := uniq("protsess")
+	p := zktest.StartProxy(t, testenv.Shared().Addr())
+	ns := testenv.Uniq("protsess")
 	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(ns),
 		framework.WithSessionTimeout(10*time.Second))
-	observer := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	ctx := testCtx(t, waitShort)
+	observer := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/parent", nil); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 
 	var once sync.Once
 	var firstCzxid int64
@@ -34,7 +35,7 @@ func TestProtectedRetryDoesNotAdoptPreviousSession(t *testing.T) {
 		once.Do(func() {
 			// The first attempt's node is on the server: remember it,
 			// then let the client give up its session.
-			eventually(t, waitShort, "the first attempt's node", func() error {
+			testenv.Eventually(t, testenv.WaitShort, "the first attempt's node", func() error {
 				kids, _, err := observer.Children(ctx, "/parent")
 				if err != nil || len(kids) != 1 {
 					return fmt.Errorf("children %v: %v", kids, err)

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
 // children returns the children of path, failing the test on error.
 func children(t testing.TB, c *framework.Client, path string) []string {
 	t.Helper()
-	kids, _, err := c.Children(testCtx(t, waitShort), path)
+	kids, _, err := c.Children(testenv.Ctx(t, testenv.WaitShort), path)
 	if err != nil {
 		t.Fatalf("Children(%s): %v", path, err)
 	}
@@ -35,16 +36,16 @@ func TestProtectedCreateLostResponse(t *testing.T) {
 		{"ephemeral-sequential", framework.ModeEphemeralSequential},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := zktest.StartProxy(t, shared.Addr())
+			p := zktest.StartProxy(t, testenv.Shared().Addr())
 			// A 10 s session pings every 3.3 s: the request the proxy
 			// drops the response of is the create, not a ping.
-			c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(uniq("protected")),
+			c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(testenv.Uniq("protected")),
 				framework.WithSessionTimeout(10*time.Second))
-			ctx := testCtx(t, waitShort)
+			ctx := testenv.Ctx(t, testenv.WaitShort)
 			if _, err := c.Create(ctx, "/parent", nil); err != nil {
 				t.Fatal(err)
 			}
-			log.wait(t, waitShort, framework.StateConnected)
+			log.wait(t, testenv.WaitShort, framework.StateConnected)
 			sess := c.Session()
 
 			p.DropAfterRequest(1)
@@ -53,7 +54,7 @@ func TestProtectedCreateLostResponse(t *testing.T) {
 				t.Fatalf("protected create across a lost response: %v", err)
 			}
 			// The connection was lost and found again: the response was lost.
-			log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+			log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
 
 			kids := children(t, c, "/parent")
 			if len(kids) != 1 {
@@ -101,16 +102,16 @@ func TestProtectedCreateContextEnds(t *testing.T) {
 }
 
 func testContextEnds(t *testing.T, mode framework.CreateMode) {
-	ns := uniq("protected")
-	p := zktest.StartProxy(t, shared.Addr())
+	ns := testenv.Uniq("protected")
+	p := zktest.StartProxy(t, testenv.Shared().Addr())
 	c := newClient(t, p.Addr(), framework.WithNamespace(ns),
 		framework.WithSessionTimeout(10*time.Second))
-	ctx := testCtx(t, waitLong)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/parent", nil); err != nil {
 		t.Fatal(err)
 	}
 	// A second client, not behind the proxy, sees the node come and go.
-	watcher := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
+	watcher := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
 	_, _, w, err := watcher.ChildrenW(ctx, "/parent")
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func testContextEnds(t *testing.T, mode framework.CreateMode) {
 		t.Fatalf("create past its deadline: %v, want DeadlineExceeded", err)
 	}
 	// The create reaches the server after the delay: the node is made.
-	if ev := waitEvent(t, w, waitShort); ev.Type != framework.EventNodeChildrenChanged {
+	if ev := waitEvent(t, w, testenv.WaitShort); ev.Type != framework.EventNodeChildrenChanged {
 		t.Fatalf("watch event %+v", ev)
 	}
 	p.Heal()
@@ -152,8 +153,8 @@ func TestProtectedEphemeralNotAdoptedAfterSessionChange(t *testing.T) {
 }
 
 func testNotAdopted(t *testing.T, mode framework.CreateMode) {
-	ns := uniq("protected498")
-	p := zktest.StartProxy(t, shared.Addr())
+	ns := testenv.Uniq("protected498")
+	p := zktest.StartProxy(t, testenv.Shared().Addr())
 	// The client declares the session lost after 30% of its 10 s timeout
 	// spent disconnected, while the server keeps it for the full 10 s: the
 	// old session's node is still there when the client retries in its
@@ -162,12 +163,12 @@ func testNotAdopted(t *testing.T, mode framework.CreateMode) {
 		framework.WithSessionTimeout(10*time.Second),
 		framework.WithSessionExpirationPercent(30),
 		framework.WithConnectionTimeout(30*time.Second))
-	observer := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	ctx := testCtx(t, waitLong)
+	observer := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/parent", nil); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	old := c.Session()
 
 	// The create gets through, its response is lost, and the client
@@ -183,10 +184,10 @@ func testNotAdopted(t *testing.T, mode framework.CreateMode) {
 		n, err := c.CreateNode(ctx, "/parent/node", []byte("x"), framework.WithProtection(), framework.WithMode(mode))
 		done <- result{n, err}
 	}()
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost)
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost)
 	// The orphan of the old session is on the server.
 	var orphan string
-	eventually(t, waitShort, "the old session's node exists", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "the old session's node exists", func() error {
 		kids, _, err := observer.Children(ctx, "/parent")
 		if err != nil {
 			return err
@@ -207,7 +208,7 @@ func testNotAdopted(t *testing.T, mode framework.CreateMode) {
 	if r.err != nil {
 		t.Fatalf("protected create across a session change: %v", r.err)
 	}
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
 	now := c.Session()
 	if r.n.Session != now || now == nil || now.ID() == old.ID() {
 		t.Fatalf("created in session %v, want the new current one (old %x)", r.n.Session, old.ID())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // counting is a retry policy that counts how often it is asked.
@@ -30,14 +31,14 @@ func (p *counting) Next(int, time.Duration) (time.Duration, bool) {
 // refusal (NoNode) is never retried; ctx bounds the whole loop.
 func TestRetryLoop(t *testing.T) {
 	p := startProxyFor(t)
-	ns := uniq("retry")
+	ns := testenv.Uniq("retry")
 	giveUp := &counting{}
 	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(ns),
 		framework.WithSessionTimeout(10*time.Second),
 		framework.WithConnectionTimeout(200*time.Millisecond),
 		framework.WithRetryPolicy(giveUp))
-	log.wait(t, waitShort, framework.StateConnected)
-	ctx := testCtx(t, waitLong)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/node", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestRetryLoop(t *testing.T) {
 	// says no, the caller gets ErrConnectionLoss.
 	p.Refuse(true)
 	p.Drop()
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended)
 	_, _, err := c.Get(ctx, "/node")
 	if !errors.Is(err, curator.ErrConnectionLoss) || !framework.IsRetryable(err) {
 		t.Fatalf("Get without a connection: %v, want ErrConnectionLoss", err)
@@ -77,7 +78,7 @@ func TestRetryLoop(t *testing.T) {
 	}
 
 	p.Refuse(false)
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
 	if d, _, err := c.Get(ctx, "/node"); err != nil || string(d) != "v" {
 		t.Fatalf("Get after reconnection = %q, %v", d, err)
 	}
@@ -87,17 +88,17 @@ func TestRetryLoop(t *testing.T) {
 // back, when the policy keeps retrying.
 func TestRetryLoopRidesOutOutage(t *testing.T) {
 	p := startProxyFor(t)
-	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(uniq("retry")),
+	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(testenv.Uniq("retry")),
 		framework.WithSessionTimeout(10*time.Second),
 		framework.WithConnectionTimeout(200*time.Millisecond))
-	log.wait(t, waitShort, framework.StateConnected)
-	ctx := testCtx(t, waitLong)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/node", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
 	p.Refuse(true)
 	p.Drop()
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended)
 	type result struct {
 		d   []byte
 		err error

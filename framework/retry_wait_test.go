@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/retry"
 )
 
@@ -31,18 +32,18 @@ func TestOneConnectionWaitPerOperation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(uniq("onewait")),
+			c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(testenv.Uniq("onewait")),
 				framework.WithSessionTimeout(4*time.Second),
 				framework.WithConnectionTimeout(connTimeout),
 				framework.WithRetryPolicy(policy))
 			t.Cleanup(p.Heal) // before Close: let go-zookeeper's handshake end
-			log.wait(t, waitShort, framework.StateConnected)
-			ctx := testCtx(t, waitShort)
+			log.wait(t, testenv.WaitShort, framework.StateConnected)
+			ctx := testenv.Ctx(t, testenv.WaitShort)
 			if _, err := c.Create(ctx, "/node", []byte("v")); err != nil {
 				t.Fatal(err)
 			}
 			p.Blackhole()
-			log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+			log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended)
 
 			start := time.Now()
 			_, _, err = c.Get(ctx, "/node")

@@ -1,7 +1,5 @@
 package framework
 
-import "sync"
-
 // State is a connection state with Curator's meaning (ConnectionState).
 type State int
 
@@ -51,34 +49,6 @@ func (s State) String() string {
 // IsConnected reports whether s is a connected state (Curator's isConnected).
 func (s State) IsConnected() bool {
 	return s == StateConnected || s == StateReconnected || s == StateReadOnly
-}
-
-// queue is an unbounded FIFO with a wake-up signal, so that producers that
-// must not block (go-zookeeper's event callback) never do, and nothing is dropped.
-type queue[T any] struct {
-	mu     sync.Mutex
-	items  []T
-	signal chan struct{}
-}
-
-func newQueue[T any]() *queue[T] { return &queue[T]{signal: make(chan struct{}, 1)} }
-
-func (q *queue[T]) push(v T) {
-	q.mu.Lock()
-	q.items = append(q.items, v)
-	q.mu.Unlock()
-	select {
-	case q.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (q *queue[T]) drain() []T {
-	q.mu.Lock()
-	items := q.items
-	q.items = nil
-	q.mu.Unlock()
-	return items
 }
 
 // listener delivers states to one callback, in order, on its own goroutine,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -15,10 +16,10 @@ import (
 // client is SUSPENDED, then RECONNECTED to the same session, which is never
 // lost.
 func TestStatesServerStopStart(t *testing.T) {
-	s := startServer(t)
+	s := zktest.StartServer(t)
 	// The session must outlive the server's absence, JVM start included.
 	c, log := newRecordedClient(t, s.ConnectString(), framework.WithSessionTimeout(30*time.Second))
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	sess := c.Session()
 	if sess == nil {
 		t.Fatal("connected without a session")
@@ -27,7 +28,7 @@ func TestStatesServerStopStart(t *testing.T) {
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended)
 	select {
 	case <-sess.Suspended():
 	default:
@@ -40,7 +41,7 @@ func TestStatesServerStopStart(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateReconnected)
 	if got := c.Session(); got != sess {
 		t.Fatalf("session after reconnection = %v, want the same %x", got, sess.ID())
 	}
@@ -52,7 +53,7 @@ func TestStatesServerStopStart(t *testing.T) {
 		t.Error("a new Suspended channel is closed after RECONNECTED")
 	default:
 	}
-	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
+	if _, _, err := c.Exists(testenv.Ctx(t, testenv.WaitShort), "/"); err != nil {
 		t.Fatalf("Exists after reconnection: %v", err)
 	}
 	if got := log.get(); len(got) != 3 {
@@ -70,11 +71,11 @@ func TestStatesSessionExpiry(t *testing.T) {
 	// The server caps sessions at 2 s while the client asks for 30 s, so
 	// the server expires the session long before the client would declare
 	// it lost by itself: this test sees the server's expiry.
-	s := startServer(t, zktest.WithConfig("maxSessionTimeout", "2000"))
+	s := zktest.StartServer(t, zktest.WithConfig("maxSessionTimeout", "2000"))
 	p := zktest.StartProxy(t, s.Addr())
 	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(30*time.Second))
-	log.wait(t, waitShort, framework.StateConnected)
-	ctx := testCtx(t, waitLong)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/watched", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +89,14 @@ func TestStatesSessionExpiry(t *testing.T) {
 	if err := zktest.ExpireSession(ctx, p, s, old.ID()); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
 
 	select {
 	case <-old.Done():
 	default:
 		t.Fatal("the expired session's Done is not closed")
 	}
-	ev := waitEvent(t, w, waitShort)
+	ev := waitEvent(t, w, testenv.WaitShort)
 	if ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, curator.ErrSessionLost) || ev.Path != "/watched" {
 		t.Fatalf("watch event %+v, want NotWatching /watched with ErrSessionLost", ev)
 	}
@@ -115,15 +116,15 @@ func TestStatesSessionExpiry(t *testing.T) {
 // cannot hear about an expiry, so it declares LOST itself; when the server
 // is back it is RECONNECTED in a new session.
 func TestStatesSimulatedLost(t *testing.T) {
-	s := startServer(t)
+	s := zktest.StartServer(t)
 	c, log := newRecordedClient(t, s.ConnectString(), framework.WithSessionTimeout(time.Second))
-	log.wait(t, waitShort, framework.StateConnected)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
 	old := c.Session()
 
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitShort, framework.StateConnected, framework.StateSuspended, framework.StateLost)
+	log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended, framework.StateLost)
 	select {
 	case <-old.Done():
 	default:
@@ -144,7 +145,7 @@ func TestStatesSimulatedLost(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	log.wait(t, waitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
+	log.wait(t, testenv.WaitLong, framework.StateConnected, framework.StateSuspended, framework.StateLost, framework.StateReconnected)
 	now := c.Session()
 	if now == nil || now.ID() == old.ID() {
 		t.Fatalf("session after LOST %v, want a new one (old %x)", now, old.ID())
@@ -152,7 +153,7 @@ func TestStatesSimulatedLost(t *testing.T) {
 	if got := c.SessionFor(old.ID()); !got.Lost() {
 		t.Fatal("SessionFor(old id) is not lost")
 	}
-	if _, _, err := c.Exists(testCtx(t, waitShort), "/"); err != nil {
+	if _, _, err := c.Exists(testenv.Ctx(t, testenv.WaitShort), "/"); err != nil {
 		t.Fatalf("Exists in the new session: %v", err)
 	}
 	if got := log.get(); len(got) != 4 {

@@ -11,13 +11,14 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // serverWatchers returns the ids of the sessions the server has a data or
 // exists watch of on the server path p for (wchp lists no child watches).
 func serverWatchers(t testing.TB, p string) []int64 {
 	t.Helper()
-	byPath, err := shared.WatchesByPath()
+	byPath, err := testenv.Shared().WatchesByPath()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +35,9 @@ func wantStats(t testing.TB, c *framework.Client, armed, waiters int) {
 // GetW on a missing node fails with zk.ErrNoNode and leaves no watch on
 // the server nor in the client.
 func TestGetWMissingNodeLeavesNoWatch(t *testing.T) {
-	ns := uniq("watch")
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	ctx := testCtx(t, waitShort)
+	ns := testenv.Uniq("watch")
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/present", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestGetWMissingNodeLeavesNoWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	eventually(t, waitShort, "the server lists the watch on /present", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "the server lists the watch on /present", func() error {
 		if got := serverWatchers(t, "/"+ns+"/present"); !slices.Equal(got, []int64{c.Session().ID()}) {
 			return fmt.Errorf("watchers of /present: %x", got)
 		}
@@ -72,9 +73,9 @@ func TestGetWMissingNodeLeavesNoWatch(t *testing.T) {
 // 100 waiters that GetW one node and Stop leave exactly one server watch
 // (the demultiplexer arms one and reuses it) and no waiter.
 func TestGetWStopManyWaiters(t *testing.T) {
-	ns := uniq("watch")
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(ns))
-	ctx := testCtx(t, waitShort)
+	ns := testenv.Uniq("watch")
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/node", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestGetWStopManyWaiters(t *testing.T) {
 		w.Stop() // idempotent
 	}
 	wantStats(t, c, 1, 0)
-	wc, err := shared.WatchesBySession()
+	wc, err := testenv.Shared().WatchesBySession()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestGetWStopManyWaiters(t *testing.T) {
 	if _, err := c.Set(ctx, "/node", []byte("w")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, waitShort, "the fired watch is forgotten", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "the fired watch is forgotten", func() error {
 		if a, w := c.WatchStats(); a != 0 || w != 0 {
 			return fmt.Errorf("WatchStats = %d, %d", a, w)
 		}
@@ -113,8 +114,8 @@ func TestGetWStopManyWaiters(t *testing.T) {
 // A fired watch delivers exactly one event to each of its waiters, with
 // the caller's path; a later change delivers nothing more.
 func TestWatchFiresOnce(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("watch")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("watch")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/node", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestWatchFiresOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, w := range []*framework.Watch{w1, w2, we} {
-		if ev := waitEvent(t, w, waitShort); ev.Type != framework.EventNodeDataChanged || ev.Path != "/node" || ev.Err != nil {
+		if ev := waitEvent(t, w, testenv.WaitShort); ev.Type != framework.EventNodeDataChanged || ev.Path != "/node" || ev.Err != nil {
 			t.Fatalf("waiter %d got %+v", i, ev)
 		}
 	}
@@ -160,7 +161,7 @@ func TestWatchFiresOnce(t *testing.T) {
 	if _, err := c.Create(ctx, "/node/kid", nil); err != nil {
 		t.Fatal(err)
 	}
-	if ev := waitEvent(t, wc, waitShort); ev.Type != framework.EventNodeChildrenChanged || ev.Path != "/node" {
+	if ev := waitEvent(t, wc, testenv.WaitShort); ev.Type != framework.EventNodeChildrenChanged || ev.Path != "/node" {
 		t.Fatalf("child watch got %+v", ev)
 	}
 	for i, w := range []*framework.Watch{w1, w2, we} {
@@ -180,7 +181,7 @@ func TestWatchFiresOnce(t *testing.T) {
 	if _, err := c.Create(ctx, "/later", nil); err != nil {
 		t.Fatal(err)
 	}
-	if ev := waitEvent(t, we, waitShort); ev.Type != framework.EventNodeCreated || ev.Path != "/later" {
+	if ev := waitEvent(t, we, testenv.WaitShort); ev.Type != framework.EventNodeCreated || ev.Path != "/later" {
 		t.Fatalf("exists watch got %+v", ev)
 	}
 	// Deletion fires data and child watches.
@@ -196,7 +197,7 @@ func TestWatchFiresOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []*framework.Watch{wd, wk} {
-		if ev := waitEvent(t, w, waitShort); ev.Type != framework.EventNodeDeleted {
+		if ev := waitEvent(t, w, testenv.WaitShort); ev.Type != framework.EventNodeDeleted {
 			t.Fatalf("got %+v, want NodeDeleted", ev)
 		}
 	}
@@ -204,8 +205,8 @@ func TestWatchFiresOnce(t *testing.T) {
 
 // Close ends every waiting watch with EventNotWatching / ErrClosed.
 func TestCloseEndsWatches(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("watch")))
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("watch")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if _, err := c.Create(ctx, "/node", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestCloseEndsWatches(t *testing.T) {
 		if ev.Type != framework.EventNotWatching || !errors.Is(ev.Err, curator.ErrClosed) {
 			t.Fatalf("event on Close: %+v", ev)
 		}
-	case <-time.After(waitShort):
+	case <-time.After(testenv.WaitShort):
 		t.Fatal("no event on Close")
 	}
 	w.Stop()
@@ -229,8 +230,8 @@ func TestCloseEndsWatches(t *testing.T) {
 // waiter that waits gets its event, and once the changes stop and the
 // last watch fired, nothing is left in the client.
 func TestWatchConcurrentWaiters(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace(uniq("watch")))
-	ctx := testCtx(t, waitLong)
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("watch")))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if _, err := c.Create(ctx, "/node", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestWatchConcurrentWaiters(t *testing.T) {
 	if _, err := c.Set(ctx, "/node", []byte("last")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, waitShort, "nothing left in the client", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "nothing left in the client", func() error {
 		if a, w := c.WatchStats(); a != 0 || w != 0 {
 			return fmt.Errorf("WatchStats = %d, %d", a, w)
 		}

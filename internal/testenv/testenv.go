@@ -20,6 +20,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -39,24 +40,31 @@ var shared *zktest.Server
 // inject no fault share it, each on paths of its own.
 func Shared() *zktest.Server { return shared }
 
-// Main runs a test binary: it starts the shared server, runs the tests,
-// stops the server, and then fails the run if goroutines are left behind
-// (goleak). Call it from TestMain. A ZooKeeper that is not installed fails
-// the run with the install command, never skips it.
-func Main(m *testing.M) {
-	goleak.VerifyTestMain(withServer{m})
+// Main runs a test binary: it starts the shared server (and one more
+// server for each of extra, stored there: for tests that count a server's
+// watches and so must have it to themselves), runs the tests, stops the
+// servers, and then fails the run if goroutines are left behind (goleak).
+// Call it from TestMain. A ZooKeeper that is not installed fails the run
+// with the install command, never skips it.
+func Main(m *testing.M, extra ...**zktest.Server) {
+	goleak.VerifyTestMain(withServers{m, append([]**zktest.Server{&shared}, extra...)})
 }
 
-type withServer struct{ m *testing.M }
+type withServers struct {
+	m       *testing.M
+	servers []**zktest.Server
+}
 
-func (w withServer) Run() int {
-	srv, err := zktest.NewServer()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "these tests need ZooKeeper:", err)
-		return 1
+func (w withServers) Run() int {
+	for _, s := range w.servers {
+		srv, err := zktest.NewServer()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "these tests need ZooKeeper:", err)
+			return 1
+		}
+		*s = srv
+		defer srv.Close()
 	}
-	shared = srv
-	defer srv.Close()
 	return w.m.Run()
 }
 
@@ -171,3 +179,9 @@ func IsClosed(ch <-chan struct{}) bool {
 		return false
 	}
 }
+
+// Policies are the suspend policies, named, for tests that run under each.
+var Policies = []struct {
+	Name   string
+	Policy curator.SuspendPolicy
+}{{"LoseOnSuspend", curator.LoseOnSuspend}, {"LoseOnLost", curator.LoseOnLost}}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/barrier"
 	"github.com/gocurator/curator/retry"
 	"github.com/gocurator/curator/testing/zktest"
@@ -44,7 +45,7 @@ func receive(t testing.TB, ch <-chan error, d time.Duration, what string) error 
 
 func TestNewBarrierInvalid(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	if _, err := barrier.NewBarrier(nil, "/b"); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil client: %v, want ErrInvalidArgument", err)
 	}
@@ -68,7 +69,7 @@ func TestBarrierNoBarrier(t *testing.T) {
 	c := newClient(t, quiet.ConnectString())
 	b := newBarrier(t, c, barrierPath(t))
 	for range 5 {
-		if err := b.Wait(testCtx(t, waitShort)); err != nil {
+		if err := b.Wait(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 			t.Fatalf("Wait with no barrier: %v", err)
 		}
 	}
@@ -86,23 +87,23 @@ func TestBarrierNoBarrier(t *testing.T) {
 // Curator's testBasic: set, wait, removed while waiting.
 func TestBarrierBasic(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
 	b := newBarrier(t, c, path)
-	if err := b.Set(testCtx(t, waitShort)); err != nil {
+	if err := b.Set(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
-	done := waitAsync(testCtx(t, waitShort), b)
+	done := waitAsync(testenv.Ctx(t, testenv.WaitShort), b)
 	waitWaiters(t, c, 1)
 	select {
 	case err := <-done:
 		t.Fatalf("Wait returned while the barrier is set: %v", err)
 	default:
 	}
-	if err := b.Remove(testCtx(t, waitShort)); err != nil {
+	if err := b.Remove(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
-	if err := receive(t, done, waitShort, "Wait"); err != nil {
+	if err := receive(t, done, testenv.WaitShort, "Wait"); err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
 	waitWaiters(t, c, 0)
@@ -111,10 +112,10 @@ func TestBarrierBasic(t *testing.T) {
 // Set and Remove are idempotent; the barrier node is persistent.
 func TestBarrierSetRemoveIdempotent(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
 	b := newBarrier(t, c, path)
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	for range 2 {
 		if err := b.Set(ctx); err != nil {
 			t.Fatalf("Set: %v", err)
@@ -143,12 +144,12 @@ func TestBarrierSetRemoveIdempotent(t *testing.T) {
 func TestBarrierMultiClient(t *testing.T) {
 	t.Parallel()
 	path := barrierPath(t)
-	setter := newClient(t, shared.ConnectString())
+	setter := newClient(t, testenv.Shared().ConnectString())
 	b := newBarrier(t, setter, path)
-	if err := b.Set(testCtx(t, waitShort)); err != nil {
+	if err := b.Set(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
-	clients := []*framework.Client{newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())}
+	clients := []*framework.Client{newClient(t, testenv.Shared().ConnectString()), newClient(t, testenv.Shared().ConnectString())}
 	var timeouts [2]atomic.Int64
 	done := make(chan []error, 1)
 	go func() {
@@ -157,7 +158,7 @@ func TestBarrierMultiClient(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			deadline := time.Now().Add(waitShort)
+			deadline := time.Now().Add(testenv.WaitShort)
 			for time.Now().Before(deadline) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 				err := wb.Wait(ctx)
@@ -173,19 +174,19 @@ func TestBarrierMultiClient(t *testing.T) {
 			return errors.New("barrier never came down")
 		})
 	}()
-	eventually(t, waitShort, "both waiters timing out", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "both waiters timing out", func() error {
 		if a, b := timeouts[0].Load(), timeouts[1].Load(); a < 3 || b < 3 {
 			return fmt.Errorf("timeouts %d, %d", a, b)
 		}
 		return nil
 	})
-	if err := b.Remove(testCtx(t, waitShort)); err != nil {
+	if err := b.Remove(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case errs := <-done:
 		checkErrs(t, errs)
-	case <-time.After(waitShort):
+	case <-time.After(testenv.WaitShort):
 		t.Fatal("waiters did not finish")
 	}
 	for i, c := range clients {
@@ -203,7 +204,7 @@ func TestBarrierTimeoutLeavesNoWatch(t *testing.T) {
 	c := newClient(t, quiet.ConnectString())
 	path := barrierPath(t)
 	b := newBarrier(t, c, path)
-	if err := b.Set(testCtx(t, waitShort)); err != nil {
+	if err := b.Set(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
@@ -220,11 +221,11 @@ func TestBarrierTimeoutLeavesNoWatch(t *testing.T) {
 	if got, err := quiet.WatchCount(); err != nil || got != 1 {
 		t.Errorf("server watch count %d (%v), want 1 (the data watch on the barrier node)", got, err)
 	}
-	if err := b.Remove(testCtx(t, waitShort)); err != nil {
+	if err := b.Remove(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
 	waitServerWatches(t, 0)
-	eventually(t, waitShort, "client watch entries gone", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "client watch entries gone", func() error {
 		if armed, waiters := c.WatchStats(); armed != 0 || waiters != 0 {
 			return fmt.Errorf("%d armed, %d waiters", armed, waiters)
 		}
@@ -248,15 +249,15 @@ func TestBarrierServerCrash(t *testing.T) {
 	c := newClient(t, srv.ConnectString(), framework.WithConnectionTimeout(time.Second), framework.WithRetryPolicy(once))
 	path := barrierPath(t)
 	b := newBarrier(t, c, path)
-	if err := b.Set(testCtx(t, waitShort)); err != nil {
+	if err := b.Set(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
-	done := waitAsync(testCtx(t, waitLong), b)
+	done := waitAsync(testenv.Ctx(t, testenv.WaitLong), b)
 	waitWatched(t, srv, c.Session().ID(), path)
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	err = receive(t, done, waitShort, "Wait after the server crashed")
+	err = receive(t, done, testenv.WaitShort, "Wait after the server crashed")
 	if !errors.Is(err, curator.ErrSessionLost) && !errors.Is(err, curator.ErrConnectionLoss) {
 		t.Fatalf("Wait after the server crashed: %v, want ErrSessionLost or ErrConnectionLoss", err)
 	}
@@ -265,22 +266,22 @@ func TestBarrierServerCrash(t *testing.T) {
 // Closing the client ends a Wait with curator.ErrClosed.
 func TestBarrierClientClosed(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
 	b := newBarrier(t, c, path)
-	if err := b.Set(testCtx(t, waitShort)); err != nil {
+	if err := b.Set(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
-	other := newClient(t, shared.ConnectString())
+	other := newClient(t, testenv.Shared().ConnectString())
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitShort)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitShort)
 		defer cancel()
 		newBarrier(t, other, path).Remove(ctx)
 	})
-	done := waitAsync(testCtx(t, waitShort), b)
+	done := waitAsync(testenv.Ctx(t, testenv.WaitShort), b)
 	waitWaiters(t, c, 1)
 	c.Close()
-	if err := receive(t, done, waitShort, "Wait after Close"); !errors.Is(err, curator.ErrClosed) {
+	if err := receive(t, done, testenv.WaitShort, "Wait after Close"); !errors.Is(err, curator.ErrClosed) {
 		t.Fatalf("Wait after Close: %v, want ErrClosed", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/barrier"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -37,12 +38,12 @@ func async(f func() error) <-chan error {
 // members returns the member nodes under path (all children but ready).
 func members(t testing.TB, c *framework.Client, path string) []string {
 	t.Helper()
-	return slices.DeleteFunc(children(t, c, path), func(n string) bool { return n == "ready" })
+	return slices.DeleteFunc(testenv.Children(t, c, path), func(n string) bool { return n == "ready" })
 }
 
 func waitMembers(t testing.TB, c *framework.Client, path string, n int) {
 	t.Helper()
-	eventually(t, waitShort, fmt.Sprintf("%d members under %s", n, path), func() error {
+	testenv.Eventually(t, testenv.WaitShort, fmt.Sprintf("%d members under %s", n, path), func() error {
 		kids, _, err := c.Children(context.Background(), path)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
@@ -66,7 +67,7 @@ func notReturned(t testing.TB, ch <-chan error, what string) {
 
 func TestNewDoubleBarrierInvalid(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	if _, err := barrier.NewDoubleBarrier(nil, "/b", 1); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil client: %v", err)
 	}
@@ -93,10 +94,10 @@ func TestNewDoubleBarrierInvalid(t *testing.T) {
 // Leave before Enter, Enter twice; then a DoubleBarrier is reusable.
 func TestDoubleBarrierStates(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
 	d := newDouble(t, c, path, 1)
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if err := d.Leave(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("Leave before Enter: %v, want ErrNotEntered", err)
 	}
@@ -120,7 +121,7 @@ func TestDoubleBarrierStates(t *testing.T) {
 			t.Fatalf("round %d: second Leave: %v, want ErrNotEntered", round, err)
 		}
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 }
@@ -133,10 +134,10 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 // for it.
 func TestDoubleBarrierLayoutAndCuratorMember(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
-	foreign := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
+	foreign := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 
 	// A "Curator" member: what DistributedDoubleBarrier.enter creates.
 	javaNode := framework.JoinPath(path, framework.NewProtectedID())
@@ -169,10 +170,10 @@ func TestDoubleBarrierLayoutAndCuratorMember(t *testing.T) {
 	if err := foreign.Delete(ctx, javaNode); err != nil {
 		t.Fatal(err)
 	}
-	if err := receive(t, done, waitShort, "Leave"); err != nil {
+	if err := receive(t, done, testenv.WaitShort, "Leave"); err != nil {
 		t.Fatalf("Leave: %v", err)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 }
@@ -208,7 +209,7 @@ func (in *inside) leave() {
 func enterAll(t *testing.T, ds []*barrier.DoubleBarrier) *inside {
 	t.Helper()
 	in := newInside(len(ds))
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	errs := group(len(ds), func(i int) error {
 		if err := ds[i].Enter(ctx); err != nil {
 			return fmt.Errorf("enter: %w", err)
@@ -238,14 +239,14 @@ func TestDoubleBarrierMultiClient(t *testing.T) {
 	ds := make([]*barrier.DoubleBarrier, n)
 	var c *framework.Client
 	for i := range ds {
-		c = newClient(t, shared.ConnectString())
+		c = newClient(t, testenv.Shared().ConnectString())
 		ds[i] = newDouble(t, c, path, n)
 	}
 	in := enterAll(t, ds)
 	if in.peak != n || in.now != 0 {
 		t.Errorf("peak %d, final %d; want %d, 0", in.peak, in.now, n)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 }
@@ -254,7 +255,7 @@ func TestDoubleBarrierMultiClient(t *testing.T) {
 func TestDoubleBarrierBasic(t *testing.T) {
 	t.Parallel()
 	const n = 5
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
 	ds := make([]*barrier.DoubleBarrier, n)
 	for i := range ds {
@@ -264,7 +265,7 @@ func TestDoubleBarrierBasic(t *testing.T) {
 	if in.peak != n || in.now != 0 {
 		t.Errorf("peak %d, final %d; want %d, 0", in.peak, in.now, n)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 	if _, waiters := c.WatchStats(); waiters != 0 {
@@ -282,7 +283,7 @@ func TestDoubleBarrierOverSubscribed(t *testing.T) {
 	created.Add(n)
 	ds := make([]*barrier.DoubleBarrier, n)
 	for i := range ds {
-		ds[i] = newDouble(t, newClient(t, shared.ConnectString()), path, qty)
+		ds[i] = newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty)
 		barrier.SetHooks(ds[i], func() { created.Done(); created.Wait() })
 	}
 	in := enterAll(t, ds)
@@ -296,9 +297,9 @@ func TestDoubleBarrierOverSubscribed(t *testing.T) {
 // comes.
 func TestDoubleBarrierSpuriousWakeup(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	d1 := newDouble(t, c, path, 2)
 	wake := barrier.SetHooks(d1, nil)
 	done := async(func() error { return d1.Enter(ctx) })
@@ -312,14 +313,14 @@ func TestDoubleBarrierSpuriousWakeup(t *testing.T) {
 		}
 	}
 	notReturned(t, done, "Enter of the only member")
-	if kids := children(t, c, path); slices.Contains(kids, "ready") {
+	if kids := testenv.Children(t, c, path); slices.Contains(kids, "ready") {
 		t.Fatalf("ready made by a lone member: %v", kids)
 	}
-	d2 := newDouble(t, newClient(t, shared.ConnectString()), path, 2)
+	d2 := newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, 2)
 	if err := d2.Enter(ctx); err != nil {
 		t.Fatalf("second member: %v", err)
 	}
-	if err := receive(t, done, waitShort, "Enter"); err != nil {
+	if err := receive(t, done, testenv.WaitShort, "Enter"); err != nil {
 		t.Fatalf("first member: %v", err)
 	}
 	errs := group(2, func(i int) error { return []*barrier.DoubleBarrier{d1, d2}[i].Leave(ctx) })
@@ -332,14 +333,14 @@ func TestDoubleBarrierSpuriousWakeup(t *testing.T) {
 func TestDoubleBarrierChurnDoesNotReleaseEarly(t *testing.T) {
 	t.Parallel()
 	const qty = 3
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
-	ctx := testCtx(t, waitLong)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	first := newDouble(t, c, path, qty)
 	done := async(func() error { return first.Enter(ctx) })
 	waitMembers(t, c, path, 1)
 
-	churn := newClient(t, shared.ConnectString())
+	churn := newClient(t, testenv.Shared().ConnectString())
 	for i := range 5 {
 		d := newDouble(t, churn, path, qty)
 		cctx, cancel := context.WithCancel(ctx)
@@ -355,16 +356,16 @@ func TestDoubleBarrierChurnDoesNotReleaseEarly(t *testing.T) {
 		waitMembers(t, c, path, 1)
 	}
 	notReturned(t, done, "Enter of a lone member")
-	if kids := children(t, c, path); slices.Contains(kids, "ready") {
+	if kids := testenv.Children(t, c, path); slices.Contains(kids, "ready") {
 		t.Fatalf("ready made without %d members: %v", qty, kids)
 	}
 
 	rest := []*barrier.DoubleBarrier{
-		newDouble(t, newClient(t, shared.ConnectString()), path, qty),
-		newDouble(t, newClient(t, shared.ConnectString()), path, qty),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty),
 	}
 	checkErrs(t, group(2, func(i int) error { return rest[i].Enter(ctx) }))
-	if err := receive(t, done, waitShort, "Enter"); err != nil {
+	if err := receive(t, done, testenv.WaitShort, "Enter"); err != nil {
 		t.Fatalf("first member: %v", err)
 	}
 	all := append(rest, first)
@@ -381,11 +382,11 @@ func TestDoubleBarrierRounds(t *testing.T) {
 	var c *framework.Client
 	ds := make([]*barrier.DoubleBarrier, n)
 	for i := range ds {
-		c = newClient(t, shared.ConnectString())
+		c = newClient(t, testenv.Shared().ConnectString())
 		ds[i] = newDouble(t, c, path, n)
 	}
 	var entering, leaving [rounds]atomic.Int64
-	ctx := testCtx(t, waitLong)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	errs := group(n, func(i int) error {
 		for r := range rounds {
 			entering[r].Add(1)
@@ -406,7 +407,7 @@ func TestDoubleBarrierRounds(t *testing.T) {
 		return nil
 	})
 	checkErrs(t, errs)
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 }
@@ -415,16 +416,16 @@ func TestDoubleBarrierRounds(t *testing.T) {
 // told (ErrMemberVanished, not a session loss).
 func TestDoubleBarrierMemberDeleted(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, shared.ConnectString())
+	c := newClient(t, testenv.Shared().ConnectString())
 	path := barrierPath(t)
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	d := newDouble(t, c, path, 2)
 	done := async(func() error { return d.Enter(ctx) })
 	waitMembers(t, c, path, 1)
 	if err := c.Delete(ctx, framework.JoinPath(path, members(t, c, path)[0])); err != nil {
 		t.Fatal(err)
 	}
-	err := receive(t, done, waitShort, "Enter")
+	err := receive(t, done, testenv.WaitShort, "Enter")
 	if !errors.Is(err, curator.ErrNodeVanished) || errors.Is(err, curator.ErrSessionLost) {
 		t.Fatalf("Enter after our node was deleted: %v, want ErrMemberVanished only", err)
 	}
@@ -434,13 +435,13 @@ func TestDoubleBarrierMemberDeleted(t *testing.T) {
 // so that its session can be expired.
 func proxied(t *testing.T) (*framework.Client, *zktest.Proxy) {
 	t.Helper()
-	p := zktest.StartProxy(t, shared.Addr())
+	p := zktest.StartProxy(t, testenv.Shared().Addr())
 	return newClient(t, p.Addr()), p
 }
 
 func expire(t *testing.T, c *framework.Client, p *zktest.Proxy) {
 	t.Helper()
-	if err := zktest.ExpireSession(testCtx(t, waitLong), p, shared, c.Session().ID()); err != nil {
+	if err := zktest.ExpireSession(testenv.Ctx(t, testenv.WaitLong), p, testenv.Shared(), c.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -458,15 +459,15 @@ func TestDoubleBarrierSessionExpiresDuringEnter(t *testing.T) {
 	const qty = 3
 	path := barrierPath(t)
 	ca, p := proxied(t)
-	cb := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, waitLong)
+	cb := newClient(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	a, b := newDouble(t, ca, path, qty), newDouble(t, cb, path, qty)
 	doneA := async(func() error { return a.Enter(ctx) })
 	doneB := async(func() error { return b.Enter(ctx) })
 	waitMembers(t, cb, path, 2)
 
 	expire(t, ca, p)
-	if err := receive(t, doneA, waitLong, "Enter of the expired member"); !isSessionLoss(err) {
+	if err := receive(t, doneA, testenv.WaitLong, "Enter of the expired member"); !isSessionLoss(err) {
 		t.Fatalf("Enter of the expired member: %v, want ErrMemberVanished and ErrSessionLost", err)
 	}
 	waitMembers(t, cb, path, 1)
@@ -476,9 +477,9 @@ func TestDoubleBarrierSessionExpiresDuringEnter(t *testing.T) {
 	if err := ca.BlockUntilConnected(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c := newDouble(t, newClient(t, shared.ConnectString()), path, qty)
+	c := newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty)
 	checkErrs(t, group(2, func(i int) error { return []*barrier.DoubleBarrier{a, c}[i].Enter(ctx) }))
-	if err := receive(t, doneB, waitShort, "Enter of the other member"); err != nil {
+	if err := receive(t, doneB, testenv.WaitShort, "Enter of the other member"); err != nil {
 		t.Fatalf("other member: %v", err)
 	}
 	all := []*barrier.DoubleBarrier{a, b, c}
@@ -493,18 +494,18 @@ func TestDoubleBarrierSessionExpiresInside(t *testing.T) {
 	const qty = 3
 	path := barrierPath(t)
 	ca, p := proxied(t)
-	ctx := testCtx(t, waitLong)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	ds := []*barrier.DoubleBarrier{
 		newDouble(t, ca, path, qty),
-		newDouble(t, newClient(t, shared.ConnectString()), path, qty),
-		newDouble(t, newClient(t, shared.ConnectString()), path, qty),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty),
 	}
 	checkErrs(t, group(qty, func(i int) error { return ds[i].Enter(ctx) }))
 	others := async(func() error {
 		return errors.Join(group(2, func(i int) error { return ds[i+1].Leave(ctx) })...)
 	})
 	expire(t, ca, p)
-	if err := receive(t, others, waitLong, "Leave of the others"); err != nil {
+	if err := receive(t, others, testenv.WaitLong, "Leave of the others"); err != nil {
 		t.Fatalf("Leave of the others: %v", err)
 	}
 	if err := ds[0].Leave(ctx); !isSessionLoss(err) {
@@ -521,11 +522,11 @@ func TestDoubleBarrierSessionExpiresDuringLeave(t *testing.T) {
 	const qty = 3
 	path := barrierPath(t)
 	ca, p := proxied(t)
-	ctx := testCtx(t, waitLong)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
 	ds := []*barrier.DoubleBarrier{
 		newDouble(t, ca, path, qty),
-		newDouble(t, newClient(t, shared.ConnectString()), path, qty),
-		newDouble(t, newClient(t, shared.ConnectString()), path, qty),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, qty),
 	}
 	checkErrs(t, group(qty, func(i int) error { return ds[i].Enter(ctx) }))
 	ours := framework.NodeName(ds[0].Node())
@@ -537,13 +538,13 @@ func TestDoubleBarrierSessionExpiresDuringLeave(t *testing.T) {
 	waitWaiters(t, ca, 1)
 	expire(t, ca, p)
 	if lowest {
-		if err := receive(t, doneA, waitLong, "Leave of the expired member"); !isSessionLoss(err) {
+		if err := receive(t, doneA, testenv.WaitLong, "Leave of the expired member"); !isSessionLoss(err) {
 			t.Fatalf("Leave of the expired lowest member: %v, want ErrSessionLost", err)
 		}
 	}
 	checkErrs(t, group(2, func(i int) error { return ds[i+1].Leave(ctx) }))
 	if !lowest {
-		if err := receive(t, doneA, waitLong, "Leave of the expired member"); err != nil {
+		if err := receive(t, doneA, testenv.WaitLong, "Leave of the expired member"); err != nil {
 			t.Fatalf("Leave of the expired member (its node already deleted): %v", err)
 		}
 	}
@@ -562,11 +563,11 @@ func TestDoubleBarrierEnterTimeoutLeavesNothing(t *testing.T) {
 	if err := d.Enter(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Enter alone: %v, want DeadlineExceeded", err)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 	waitServerWatches(t, 0)
-	eventually(t, waitShort, "client watch entries gone", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "client watch entries gone", func() error {
 		if armed, waiters := c.WatchStats(); armed != 0 || waiters != 0 {
 			return fmt.Errorf("%d armed, %d waiters", armed, waiters)
 		}
@@ -574,7 +575,7 @@ func TestDoubleBarrierEnterTimeoutLeavesNothing(t *testing.T) {
 	})
 	// And the member can try again.
 	other := newDouble(t, newClient(t, quiet.ConnectString()), path, 2)
-	ctx2 := testCtx(t, waitShort)
+	ctx2 := testenv.Ctx(t, testenv.WaitShort)
 	checkErrs(t, group(2, func(i int) error { return []*barrier.DoubleBarrier{d, other}[i].Enter(ctx2) }))
 	checkErrs(t, group(2, func(i int) error { return []*barrier.DoubleBarrier{d, other}[i].Leave(ctx2) }))
 	waitServerWatches(t, 0)
@@ -589,7 +590,7 @@ func TestDoubleBarrierLeaveTimeout(t *testing.T) {
 	path := barrierPath(t)
 	ca, cb := newClient(t, quiet.ConnectString()), newClient(t, quiet.ConnectString())
 	a, b := newDouble(t, ca, path, 2), newDouble(t, cb, path, 2)
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	checkErrs(t, group(2, func(i int) error { return []*barrier.DoubleBarrier{a, b}[i].Enter(ctx) }))
 	nodeA, nodeB := framework.NodeName(a.Node()), framework.NodeName(b.Node())
 
@@ -602,7 +603,7 @@ func TestDoubleBarrierLeaveTimeout(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Leave took %v with a 300ms deadline", d)
 	}
-	if got := children(t, ca, path); !slices.Equal(got, []string{nodeB}) {
+	if got := testenv.Children(t, ca, path); !slices.Equal(got, []string{nodeB}) {
 		t.Errorf("children after the timeout %v, want only the other member %s (ours %s; ready deleted)", got, nodeB, nodeA)
 	}
 	if _, waiters := ca.WatchStats(); waiters != 0 {
@@ -615,7 +616,7 @@ func TestDoubleBarrierLeaveTimeout(t *testing.T) {
 		t.Fatalf("Leave of the other: %v", err)
 	}
 	waitServerWatches(t, 0)
-	if kids := children(t, ca, path); len(kids) != 0 {
+	if kids := testenv.Children(t, ca, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 }
@@ -628,10 +629,10 @@ func TestDoubleBarrierLeaveTimeout(t *testing.T) {
 func TestDoubleBarrierNextRoundDoesNotBlockLeave(t *testing.T) {
 	t.Parallel()
 	path := barrierPath(t)
-	ctx := testCtx(t, waitShort)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	ds := []*barrier.DoubleBarrier{
-		newDouble(t, newClient(t, shared.ConnectString()), path, 2),
-		newDouble(t, newClient(t, shared.ConnectString()), path, 2),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, 2),
+		newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, 2),
 	}
 	var round atomic.Int32
 	round.Store(1)
@@ -676,9 +677,9 @@ func TestDoubleBarrierLeaveKeepsNewerReady(t *testing.T) {
 	t.Parallel()
 	path := barrierPath(t)
 	ready := framework.JoinPath(path, "ready")
-	c := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, waitShort)
-	old, next := newDouble(t, c, path, 1), newDouble(t, newClient(t, shared.ConnectString()), path, 1)
+	c := newClient(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	old, next := newDouble(t, c, path, 1), newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, 1)
 	if err := old.Enter(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -703,7 +704,7 @@ func TestDoubleBarrierLeaveKeepsNewerReady(t *testing.T) {
 	if err := next.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/barrier"
 )
 
@@ -135,7 +136,7 @@ func TestDoubleBarrierCancelledEnterLeavesNoMember(t *testing.T) {
 	t.Parallel()
 	path := barrierPath(t)
 	w := newWire()
-	c := newClient(t, shared.ConnectString(), framework.WithDialer(w.dialer), framework.WithSessionTimeout(20*time.Second))
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithDialer(w.dialer), framework.WithSessionTimeout(20*time.Second))
 	d := newDouble(t, c, path, 2)
 
 	release := w.holdReplies()
@@ -143,12 +144,12 @@ func TestDoubleBarrierCancelledEnterLeavesNoMember(t *testing.T) {
 	defer cancel()
 	done := async(func() error { return d.Enter(ctx) })
 	creates := []int32{opCreate, opCreate2, opCreateContainer}
-	if !w.await(waitShort, 1, path, creates...) {
+	if !w.await(testenv.WaitShort, 1, path, creates...) {
 		release()
 		t.Fatal("the member create was never sent")
 	}
 	cancel()
-	if err := receive(t, done, waitShort, "cancelled Enter"); !errors.Is(err, context.Canceled) {
+	if err := receive(t, done, testenv.WaitShort, "cancelled Enter"); !errors.Is(err, context.Canceled) {
 		release()
 		t.Fatalf("cancelled Enter: %v, want context.Canceled", err)
 	}
@@ -158,16 +159,16 @@ func TestDoubleBarrierCancelledEnterLeavesNoMember(t *testing.T) {
 	release()
 	// The create's second step, then a round trip after it: the server has
 	// done it, and the client has its reply.
-	if !w.await(waitShort, 2, path, creates...) {
+	if !w.await(testenv.WaitShort, 2, path, creates...) {
 		t.Fatal("the create's second step was never sent")
 	}
-	if _, _, err := c.Exists(testCtx(t, waitShort), path); err != nil {
+	if _, _, err := c.Exists(testenv.Ctx(t, testenv.WaitShort), path); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WaitBackground(testCtx(t, waitShort)); err != nil {
+	if err := c.WaitBackground(testenv.Ctx(t, testenv.WaitShort)); err != nil {
 		t.Fatal(err)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Fatalf("a cancelled Enter left %v (its clean-up delete went first: %v)", kids, early)
 	}
 }
@@ -180,10 +181,10 @@ func TestDoubleBarrierLeaveReadyRace(t *testing.T) {
 	t.Parallel()
 	path := barrierPath(t)
 	ready := framework.JoinPath(path, "ready")
-	c := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, waitShort)
+	c := newClient(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
 	old := newDouble(t, c, path, 1)
-	next := newDouble(t, newClient(t, shared.ConnectString()), path, 1)
+	next := newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, 1)
 	if err := old.Enter(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestDoubleBarrierLeaveReadyRace(t *testing.T) {
 	if err := next.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("left behind: %v", kids)
 	}
 }

@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // BenchmarkMutexUncontended: one client, acquire+release pairs (a protected
 // create, one getChildren, one delete per pair).
 func BenchmarkMutexUncontended(b *testing.B) {
-	c := newClient(b, shared.ConnectString())
+	c := testenv.Client(b, testenv.Shared().ConnectString())
 	m := newMutex(b, c, lockPath(b))
 	ctx := context.Background()
 	b.ResetTimer()
@@ -43,7 +45,7 @@ func BenchmarkMutexContended(b *testing.B) {
 				Unlock(context.Context) error
 			}, k)
 			for i := range ms {
-				ms[i] = newMutex(b, newClient(b, shared.ConnectString()), path)
+				ms[i] = newMutex(b, testenv.Client(b, testenv.Shared().ConnectString()), path)
 			}
 			b.ResetTimer()
 			for _, m := range ms {

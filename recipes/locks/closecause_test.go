@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -13,24 +14,24 @@ import (
 // error wrapping curator.ErrClosed, not ErrSessionLost: Close says Close.
 func TestLockInterruptedByCloseSaysClosed(t *testing.T) {
 	path := lockPath(t)
-	holder, err := locks.NewMutex(newClient(t, shared.ConnectString()), path)
+	holder, err := locks.NewMutex(testenv.Client(t, testenv.Shared().ConnectString()), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testenv.Ctx(t, 30*time.Second)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Unlock(ctx)
 
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	waiter, err := locks.NewMutex(c, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(ctx) }()
-	waitFor(t, 30*time.Second, "the waiter waiting on its watch", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the waiter waiting on its watch", func() bool {
 		_, waiters := c.WatchStats()
 		return waiters > 0
 	})

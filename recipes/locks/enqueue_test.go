@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -11,8 +12,8 @@ import (
 // reports it as soon as it is made; it is in the queue behind the holder,
 // and it is the node the waiter then holds.
 func TestMutexOnEnqueue(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, time.Minute)
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
 	path := lockPath(t)
 	holder := newMutex(t, c, path)
 	if err := holder.Lock(ctx); err != nil {

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
 // zkAddress is the ZooKeeper the examples talk to (in tests, a real server
 // the test binary started; in your program, your ensemble).
-func zkAddress() string { return shared.ConnectString() }
+func zkAddress() string { return testenv.Shared().ConnectString() }
 
 func ExampleMutex() {
 	client, err := framework.New(zkAddress(), framework.WithSessionTimeout(10*time.Second))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -19,11 +20,11 @@ import (
 func TestMutexHolderSessionExpires(t *testing.T) {
 	srv := zktest.StartServer(t)
 	px := zktest.StartProxy(t, srv.ConnectString())
-	ca := newClient(t, px.Addr())
-	cb := newClient(t, srv.ConnectString())
+	ca := testenv.Client(t, px.Addr())
+	cb := testenv.Client(t, srv.ConnectString())
 	path := lockPath(t)
 	ma, mb := newMutex(t, ca, path), newMutex(t, cb, path)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ma.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestMutexHolderSessionExpires(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- mb.Lock(ctx) }()
-	waitFor(t, 10*time.Second, "the waiter to queue", func() bool { return len(children(t, cb, path)) == 2 })
+	testenv.WaitFor(t, 10*time.Second, "the waiter to queue", func() bool { return len(testenv.Children(t, cb, path)) == 2 })
 	if err := zktest.ExpireSession(ctx, px, srv, ca.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -68,9 +69,9 @@ func TestMutexHolderSessionExpires(t *testing.T) {
 func TestMutexDoCancelledOnLoss(t *testing.T) {
 	srv := zktest.StartServer(t)
 	px := zktest.StartProxy(t, srv.ConnectString())
-	c := newClient(t, px.Addr())
+	c := testenv.Client(t, px.Addr())
 	m := newMutex(t, c, lockPath(t))
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	inside := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
@@ -106,12 +107,12 @@ func TestMutexSuspendPolicy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := zktest.StartServer(t)
-			c := newClient(t, srv.ConnectString(), framework.WithSessionTimeout(8*time.Second))
+			c := testenv.Client(t, srv.ConnectString(), framework.WithSessionTimeout(8*time.Second))
 			states := make(chan framework.State, 16)
 			c.AddListener(func(s framework.State) { states <- s })
 			path := lockPath(t)
 			m := newMutex(t, c, path, locks.WithSuspendPolicy(tc.policy))
-			ctx := testCtx(t, time.Minute)
+			ctx := testenv.Ctx(t, time.Minute)
 			if err := m.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -136,14 +137,14 @@ func TestMutexSuspendPolicy(t *testing.T) {
 				case <-ctx.Done():
 					t.Fatal("not told of the suspension")
 				}
-				waitFor(t, 20*time.Second, "the lost lock's node to be deleted", func() bool { return len(children(t, c, path)) == 0 })
+				testenv.WaitFor(t, 20*time.Second, "the lost lock's node to be deleted", func() bool { return len(testenv.Children(t, c, path)) == 0 })
 			} else {
 				select {
 				case <-m.Lost():
 					t.Fatal("lost although the session survived")
 				default:
 				}
-				if len(children(t, c, path)) != 1 {
+				if len(testenv.Children(t, c, path)) != 1 {
 					t.Fatal("lock node gone")
 				}
 			}
@@ -192,15 +193,15 @@ func checkFence(t *testing.T, fence *zktest.Fence) {
 func TestMutexServerRestart(t *testing.T) {
 	srv := zktest.StartServer(t)
 	path := lockPath(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testenv.Ctx(t, 2*time.Minute)
 	fence := zktest.NewFence()
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
-		m := newMutex(t, newClient(t, srv.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
+		m := newMutex(t, testenv.Client(t, srv.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
 		wg.Add(1)
 		go func() { defer wg.Done(); worker(ctx, t, m, fence, 15) }()
 	}
-	waitFor(t, 30*time.Second, "work before the fault", func() bool { return fence.Entries() >= 10 })
+	testenv.WaitFor(t, 30*time.Second, "work before the fault", func() bool { return fence.Entries() >= 10 })
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -213,15 +214,15 @@ func TestMutexServerRestart(t *testing.T) {
 func TestMutexLeaderLoss(t *testing.T) {
 	cl := zktest.StartCluster(t, 3)
 	path := lockPath(t)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testenv.Ctx(t, 3*time.Minute)
 	fence := zktest.NewFence()
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
-		m := newMutex(t, newClient(t, cl.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
+		m := newMutex(t, testenv.Client(t, cl.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
 		wg.Add(1)
 		go func() { defer wg.Done(); worker(ctx, t, m, fence, 12) }()
 	}
-	waitFor(t, time.Minute, "work before the fault", func() bool { return fence.Entries() >= 15 })
+	testenv.WaitFor(t, time.Minute, "work before the fault", func() bool { return fence.Entries() >= 15 })
 	leader, err := cl.Leader()
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +230,7 @@ func TestMutexLeaderLoss(t *testing.T) {
 	if err := cl.Members()[leader].Stop(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "work after the fault", func() bool { return fence.Entries() >= 30 })
+	testenv.WaitFor(t, time.Minute, "work after the fault", func() bool { return fence.Entries() >= 30 })
 	if err := cl.Members()[leader].Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -23,9 +24,9 @@ func TestMutexExclusion(t *testing.T) {
 	const clients, goroutines, rounds = 10, 2, 15
 	var inside, maxInside, total atomic.Int64
 	var wg sync.WaitGroup
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testenv.Ctx(t, 2*time.Minute)
 	for i := 0; i < clients; i++ {
-		m := newMutex(t, newClient(t, shared.ConnectString()), path)
+		m := newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
 		for g := 0; g < goroutines; g++ {
 			wg.Add(1)
 			go func() {
@@ -66,9 +67,9 @@ func TestMutexExclusion(t *testing.T) {
 func TestMutexNoHerd(t *testing.T) {
 	srv := zktest.StartServer(t)
 	path := lockPath(t)
-	holderClient := newClient(t, srv.ConnectString())
+	holderClient := testenv.Client(t, srv.ConnectString())
 	holder := newMutex(t, holderClient, path)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testenv.Ctx(t, 2*time.Minute)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestMutexNoHerd(t *testing.T) {
 	proceed := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := 0; i < waiters; i++ {
-		m := newMutex(t, newClient(t, srv.ConnectString()), path)
+		m := newMutex(t, testenv.Client(t, srv.ConnectString()), path)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -94,9 +95,9 @@ func TestMutexNoHerd(t *testing.T) {
 	}
 	full := func(s string) string { return "/" + s }
 	_ = full
-	waitFor(t, time.Minute, "51 contenders and 50 watches", func() bool {
+	testenv.WaitFor(t, time.Minute, "51 contenders and 50 watches", func() bool {
 		n, err := srv.WatchCount()
-		return err == nil && n == waiters && len(children(t, holderClient, path)) == waiters+1
+		return err == nil && n == waiters && len(testenv.Children(t, holderClient, path)) == waiters+1
 	})
 	byPath, err := srv.WatchesByPath()
 	if err != nil {
@@ -115,8 +116,8 @@ func TestMutexNoHerd(t *testing.T) {
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "one waiter to acquire", func() bool { return acquired.Load() == 1 })
-	waitFor(t, 30*time.Second, "49 watches left", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "one waiter to acquire", func() bool { return acquired.Load() == 1 })
+	testenv.WaitFor(t, 30*time.Second, "49 watches left", func() bool {
 		n, err := srv.WatchCount()
 		return err == nil && n == waiters-1
 	})
@@ -136,16 +137,16 @@ func TestMutexNoHerd(t *testing.T) {
 func TestMutexNoLeaks(t *testing.T) {
 	srv := zktest.StartServer(t)
 	path := lockPath(t)
-	hc := newClient(t, srv.ConnectString())
+	hc := testenv.Client(t, srv.ConnectString())
 	holder := newMutex(t, hc, path)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testenv.Ctx(t, 2*time.Minute)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var clients []*framework.Client
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
-		c := newClient(t, srv.ConnectString())
+		c := testenv.Client(t, srv.ConnectString())
 		clients = append(clients, c)
 		for g := 0; g < 3; g++ {
 			m := newMutex(t, c, path)
@@ -180,13 +181,13 @@ func TestMutexNoLeaks(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	waitFor(t, 30*time.Second, "only the holder's node left", func() bool { return len(children(t, hc, path)) == 1 })
+	testenv.WaitFor(t, 30*time.Second, "only the holder's node left", func() bool { return len(testenv.Children(t, hc, path)) == 1 })
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "no lock nodes and no server watches", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "no lock nodes and no server watches", func() bool {
 		n, err := srv.WatchCount()
-		return err == nil && n == 0 && len(children(t, hc, path)) == 0
+		return err == nil && n == 0 && len(testenv.Children(t, hc, path)) == 0
 	})
 	for _, c := range append(clients, hc) {
 		if _, waiters := c.WatchStats(); waiters != 0 {
@@ -201,10 +202,10 @@ func TestMutexNoLeaks(t *testing.T) {
 // Reentrancy is explicit: the context Acquire/Do hand out re-enters,
 // counted like Curator's; other goroutines on the same instance block.
 func TestMutexReentrancy(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
 	m := newMutex(t, c, path)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	hctx, err := m.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -247,15 +248,15 @@ func TestMutexReentrancy(t *testing.T) {
 	if hctx.Err() == nil {
 		t.Fatal("held context not cancelled on release")
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Fatalf("nodes left: %v", kids)
 	}
 }
 
 // Curator's testReentrantSingleLock: 10 goroutines share one instance.
 func TestMutexSharedInstance(t *testing.T) {
-	m := newMutex(t, newClient(t, shared.ConnectString()), lockPath(t))
-	ctx := testCtx(t, time.Minute)
+	m := newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), lockPath(t))
+	ctx := testenv.Ctx(t, time.Minute)
 	var inside atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 10; i++ {
@@ -282,9 +283,9 @@ func TestMutexSharedInstance(t *testing.T) {
 // it after the release.
 func TestMutexTwoClients(t *testing.T) {
 	path := lockPath(t)
-	m1 := newMutex(t, newClient(t, shared.ConnectString()), path)
-	m2 := newMutex(t, newClient(t, shared.ConnectString()), path)
-	ctx := testCtx(t, time.Minute)
+	m1 := newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+	m2 := newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestMutexTwoClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "two participants", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "two participants", func() bool {
 		parts, err = m1.Participants(ctx)
 		return err == nil && len(parts) == 2
 	})
@@ -322,7 +323,7 @@ func TestMutexTwoClients(t *testing.T) {
 
 // Bad input gets a clear, typed error and changes nothing.
 func TestMutexBadInput(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	for _, p := range []string{"", "x", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/a\x00b"} {
 		if _, err := locks.NewMutex(c, p); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("NewMutex(%q): %v", p, err)
@@ -336,7 +337,7 @@ func TestMutexBadInput(t *testing.T) {
 	}
 	path := lockPath(t)
 	m := newMutex(t, c, path)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	//lint:ignore SA1012 testing nil
 	if err := m.Lock(nil); !errors.Is(err, curator.ErrInvalidArgument) { //nolint:staticcheck
 		t.Errorf("nil ctx: %v", err)
@@ -377,7 +378,7 @@ func TestMutexBadInput(t *testing.T) {
 	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Errorf("second unlock: %v", err)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Errorf("bad input left nodes: %v", kids)
 	}
 	select {
@@ -385,7 +386,7 @@ func TestMutexBadInput(t *testing.T) {
 	default:
 		t.Error("Lost() of an unheld mutex must be closed")
 	}
-	closed, err := framework.New(shared.ConnectString())
+	closed, err := framework.New(testenv.Shared().ConnectString())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,9 +403,9 @@ func TestMutexBadInput(t *testing.T) {
 
 // Curator's testContainerCleanup: an unused lock path is reaped by the server.
 func TestMutexContainerCleanup(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	var wg sync.WaitGroup
 	for i := 0; i < 10; i++ {
 		m := newMutex(t, c, path)
@@ -417,7 +418,7 @@ func TestMutexContainerCleanup(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	waitFor(t, 30*time.Second, "the lock path to be reaped", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the lock path to be reaped", func() bool {
 		ok, _, err := c.Exists(ctx, path)
 		return err == nil && !ok
 	})
@@ -425,14 +426,14 @@ func TestMutexContainerCleanup(t *testing.T) {
 
 // Curator's testWithNamespace.
 func TestMutexWithNamespace(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace("test"))
+	c := testenv.Client(t, testenv.Shared().ConnectString(), framework.WithNamespace("test"))
 	m := newMutex(t, c, "/locks/ns-lock")
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	raw := newClient(t, shared.ConnectString())
-	kids := children(t, raw, "/test/locks/ns-lock")
+	raw := testenv.Client(t, testenv.Shared().ConnectString())
+	kids := testenv.Children(t, raw, "/test/locks/ns-lock")
 	if len(kids) != 1 || framework.NormalizeName(kids[0]) != "lock-"+kids[0][len(kids[0])-10:] {
 		t.Fatalf("server sees %v", kids)
 	}
@@ -444,17 +445,17 @@ func TestMutexWithNamespace(t *testing.T) {
 // Curator's testRevoking: a revocable holder releases when asked.
 func TestMutexRevoking(t *testing.T) {
 	path := lockPath(t)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	var m1 *locks.Mutex
 	revoked := make(chan struct{})
-	m1 = newMutex(t, newClient(t, shared.ConnectString()), path, locks.WithRevocation(func() {
+	m1 = newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path, locks.WithRevocation(func() {
 		m1.Unlock(context.Background())
 		close(revoked)
 	}))
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c2 := newClient(t, shared.ConnectString())
+	c2 := testenv.Client(t, testenv.Shared().ConnectString())
 	m2 := newMutex(t, c2, path)
 	parts, err := m2.Participants(ctx)
 	if err != nil || len(parts) != 1 {
@@ -481,18 +482,18 @@ func TestMutexRevoking(t *testing.T) {
 // whose own node vanishes stops with ErrNodeVanished instead of waiting
 // forever (CURATOR-527), and leaves nothing behind.
 func TestMutexOwnNodeVanishes(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	holder := newMutex(t, c, path)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := newMutex(t, newClient(t, shared.ConnectString()), path)
+	waiter := newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
 	errc := make(chan error, 1)
 	go func() { errc <- waiter.Lock(ctx) }()
 	var victim string
-	waitFor(t, 10*time.Second, "the waiter's node", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the waiter's node", func() bool {
 		parts, _ := holder.Participants(ctx)
 		if len(parts) == 2 {
 			victim = parts[1]
@@ -511,7 +512,7 @@ func TestMutexOwnNodeVanishes(t *testing.T) {
 	if err := <-errc; !errors.Is(err, curator.ErrNodeVanished) {
 		t.Fatalf("waiter: %v, want ErrNodeVanished", err)
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Fatalf("left behind: %v", kids)
 	}
 }
@@ -519,9 +520,9 @@ func TestMutexOwnNodeVanishes(t *testing.T) {
 // Fencing tokens strictly increase from holder to holder, also across a
 // reaped and recreated lock path (where sequence numbers restart).
 func TestMutexFencingToken(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	var last int64
 	for i := 0; i < 3; i++ {
 		m := newMutex(t, c, path)
@@ -539,7 +540,7 @@ func TestMutexFencingToken(t *testing.T) {
 		if err := m.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, "the lock path to be reaped", func() bool {
+		testenv.WaitFor(t, 30*time.Second, "the lock path to be reaped", func() bool {
 			ok, _, err := c.Exists(ctx, path)
 			return err == nil && !ok
 		})
@@ -548,9 +549,9 @@ func TestMutexFencingToken(t *testing.T) {
 
 // Guarded writes succeed only while the lock is held.
 func TestMutexGuardedMulti(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	data := path + "-data"
 	if _, err := c.Create(ctx, data, []byte("0"), framework.WithParents()); err != nil {
 		t.Fatal(err)

@@ -7,36 +7,22 @@ import (
 	"time"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
-
-var policies = []struct {
-	name string
-	p    curator.SuspendPolicy
-}{{"LoseOnSuspend", curator.LoseOnSuspend}, {"LoseOnLost", curator.LoseOnLost}}
-
-// closed reports whether ch is closed.
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
 
 // An operator deletes the holder's node: Unlock (and Do) must say the lock
 // was lost, close Lost and end the held context, under every policy (issue
 // 14 item 4). Before, the delete ignored the missing node and Unlock
 // returned nil.
 func TestUnlockFindsNodeDeleted(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	op := newClient(t, shared.ConnectString())
-	for _, pc := range policies {
-		t.Run(pc.name, func(t *testing.T) {
-			ctx := testCtx(t, time.Minute)
-			m := newMutex(t, c, lockPath(t), locks.WithSuspendPolicy(pc.p))
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	for _, pc := range testenv.Policies {
+		t.Run(pc.Name, func(t *testing.T) {
+			ctx := testenv.Ctx(t, time.Minute)
+			m := newMutex(t, c, lockPath(t), locks.WithSuspendPolicy(pc.Policy))
 			hctx, err := m.Acquire(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +34,7 @@ func TestUnlockFindsNodeDeleted(t *testing.T) {
 			if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("unlock of a deleted node: %v, want ErrLockLost", err)
 			}
-			if !closed(lost) {
+			if !testenv.IsClosed(lost) {
 				t.Fatal("Lost not closed after a release found the node gone")
 			}
 			if hctx.Err() == nil {
@@ -77,19 +63,19 @@ func TestUnlockFindsNodeDeleted(t *testing.T) {
 // Before, it returned nil under LoseOnLost.
 func TestUnlockAfterUnnoticedExpiry(t *testing.T) {
 	srv := zktest.StartServer(t)
-	for _, pc := range policies {
-		t.Run(pc.name, func(t *testing.T) {
+	for _, pc := range testenv.Policies {
+		t.Run(pc.Name, func(t *testing.T) {
 			px := zktest.StartProxy(t, srv.ConnectString())
-			c := newClient(t, px.Addr())
-			ctx := testCtx(t, time.Minute)
-			m := newMutex(t, c, lockPath(t), locks.WithSuspendPolicy(pc.p))
+			c := testenv.Client(t, px.Addr())
+			ctx := testenv.Ctx(t, time.Minute)
+			m := newMutex(t, c, lockPath(t), locks.WithSuspendPolicy(pc.Policy))
 			if err := m.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
 			lost := m.Lost()
 			id := c.Session().ID()
 			px.Blackhole() // the client hears nothing: it does not know yet
-			if closed(lost) {
+			if testenv.IsClosed(lost) {
 				t.Fatal("lost before the partition")
 			}
 			errc := make(chan error, 1)
@@ -101,7 +87,7 @@ func TestUnlockAfterUnnoticedExpiry(t *testing.T) {
 			if err := <-errc; !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("unlock across an unnoticed expiry: %v, want ErrLockLost", err)
 			}
-			if !closed(lost) {
+			if !testenv.IsClosed(lost) {
 				t.Fatal("Lost not closed")
 			}
 		})

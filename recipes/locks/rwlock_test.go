@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -28,9 +29,9 @@ func newRW(t testing.TB, c *framework.Client, path string, opts ...locks.Option)
 
 // Curator's testGetParticipantNodes: 20 readers hold, 8 writers queue.
 func TestRWParticipants(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	var readers []*locks.ReadWriteLock
 	for i := 0; i < 20; i++ {
 		rw := newRW(t, c, path)
@@ -53,7 +54,7 @@ func TestRWParticipants(t *testing.T) {
 	}
 	// Each half lists its own nodes only, as Curator's getParticipantNodes
 	// (issue 14 item 3: both used to list the whole queue).
-	waitFor(t, 10*time.Second, "8 write participants", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "8 write participants", func() bool {
 		parts, err := readers[0].Write().Participants(ctx)
 		return err == nil && len(parts) == 8
 	})
@@ -88,8 +89,8 @@ func TestRWParticipants(t *testing.T) {
 
 // Curator's testThatUpgradingIsDisallowed: an error, not a block.
 func TestRWUpgradeRefused(t *testing.T) {
-	rw := newRW(t, newClient(t, shared.ConnectString()), lockPath(t))
-	ctx := testCtx(t, time.Minute)
+	rw := newRW(t, testenv.Client(t, testenv.Shared().ConnectString()), lockPath(t))
+	ctx := testenv.Ctx(t, time.Minute)
 	hctx, err := rw.Read().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +105,10 @@ func TestRWUpgradeRefused(t *testing.T) {
 
 // Curator's testDowngrading and testThatDowngradingRespectsThreads.
 func TestRWDowngrade(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
 	rw := newRW(t, c, path)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	wctx, err := rw.Write().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestRWDowngrade(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if kids := children(t, c, path); len(kids) != 0 {
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
 		t.Fatalf("left: %v", kids)
 	}
 }
@@ -145,17 +146,17 @@ func TestRWDowngrade(t *testing.T) {
 // stays blocked after the first writer downgrades and releases the write.
 func TestRWContendingDowngrade(t *testing.T) {
 	path := lockPath(t)
-	rw1 := newRW(t, newClient(t, shared.ConnectString()), path)
-	c2 := newClient(t, shared.ConnectString())
+	rw1 := newRW(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+	c2 := testenv.Client(t, testenv.Shared().ConnectString())
 	rw2 := newRW(t, c2, path)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	wctx, err := rw1.Write().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
 	go func() { got <- rw2.Write().Lock(ctx) }()
-	waitFor(t, 10*time.Second, "the second writer to queue", func() bool { return len(children(t, c2, path)) == 2 })
+	testenv.WaitFor(t, 10*time.Second, "the second writer to queue", func() bool { return len(testenv.Children(t, c2, path)) == 2 })
 	if err := rw1.Read().Lock(wctx); err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +183,11 @@ func TestRWContendingDowngrade(t *testing.T) {
 // share; both kinds happen and readers overlap.
 func TestRWBasic(t *testing.T) {
 	path := lockPath(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testenv.Ctx(t, 2*time.Minute)
 	var readers, writers, peak, reads, writes atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
-		c := newClient(t, shared.ConnectString())
+		c := testenv.Client(t, testenv.Shared().ConnectString())
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
@@ -236,10 +237,10 @@ func TestRWBasic(t *testing.T) {
 // readers and writers never stall.
 func TestRWInterleavedNeverStalls(t *testing.T) {
 	path := lockPath(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testenv.Ctx(t, 2*time.Minute)
 	var wg sync.WaitGroup
 	for i := 0; i < 6; i++ {
-		c := newClient(t, shared.ConnectString())
+		c := testenv.Client(t, testenv.Shared().ConnectString())
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
@@ -266,16 +267,16 @@ func TestRWInterleavedNeverStalls(t *testing.T) {
 
 // Curator's testSetNodeData: lock data lands in the node.
 func TestRWNodeData(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
 	data := []byte{1, 2, 3, 4}
 	rw := newRW(t, c, path, locks.WithData(data))
 	data[0] = 9 // the caller's later change must not matter
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := rw.Write().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	kids := children(t, c, path)
+	kids := testenv.Children(t, c, path)
 	if len(kids) != 1 {
 		t.Fatalf("children %v", kids)
 	}
@@ -293,11 +294,11 @@ func TestRWNodeData(t *testing.T) {
 func TestRWWriterSessionExpires(t *testing.T) {
 	srv := zktest.StartServer(t)
 	px := zktest.StartProxy(t, srv.ConnectString())
-	c1 := newClient(t, px.Addr())
-	c2 := newClient(t, srv.ConnectString())
+	c1 := testenv.Client(t, px.Addr())
+	c2 := testenv.Client(t, srv.ConnectString())
 	path := lockPath(t)
 	rw1, rw2 := newRW(t, c1, path), newRW(t, c2, path)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := rw1.Write().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -323,9 +324,9 @@ func TestRWWriterSessionExpires(t *testing.T) {
 // provider's ACL, in a namespace.
 func TestLockACLs(t *testing.T) {
 	acl := []framework.ACL{{Perms: 31, Scheme: "world", ID: "anyone"}, {Perms: 31, Scheme: "ip", ID: "127.0.0.1"}}
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace("ns-acl"),
+	c := testenv.Client(t, testenv.Shared().ConnectString(), framework.WithNamespace("ns-acl"),
 		framework.WithACLProvider(framework.ACLFunc(func(string) []framework.ACL { return acl })))
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	m := newMutex(t, c, "/foo")
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -352,17 +353,17 @@ func TestLockACLs(t *testing.T) {
 // the downgrade is at once, not stuck behind the waiter; the waiter gets the
 // read lock once the downgraded hold is released.
 func TestRWDowngradeWhileReaderWaits(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := lockPath(t)
 	rw := newRW(t, c, path)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	wctx, err := rw.Write().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiter := make(chan error, 1)
 	go func() { waiter <- rw.Read().Lock(ctx) }()
-	waitFor(t, 10*time.Second, "the reader queued", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the reader queued", func() bool {
 		parts, err := rw.Read().Participants(ctx)
 		if err != nil {
 			return false
@@ -397,7 +398,7 @@ func TestRWDowngradeWhileReaderWaits(t *testing.T) {
 	if err := rw.Read().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "no nodes left", func() bool { return len(children(t, c, path)) == 0 })
+	testenv.WaitFor(t, 10*time.Second, "no nodes left", func() bool { return len(testenv.Children(t, c, path)) == 0 })
 }
 
 // Issue 14 item 3: re-entering through a held context whose hold was lost
@@ -405,9 +406,9 @@ func TestRWDowngradeWhileReaderWaits(t *testing.T) {
 func TestMutexReentryAfterLoss(t *testing.T) {
 	srv := zktest.StartServer(t)
 	px := zktest.StartProxy(t, srv.ConnectString())
-	c := newClient(t, px.Addr())
+	c := testenv.Client(t, px.Addr())
 	m := newMutex(t, c, lockPath(t))
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	hctx, err := m.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

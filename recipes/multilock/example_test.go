@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/multilock"
 )
 
-func zkAddress() string { return shared.ConnectString() }
+func zkAddress() string { return testenv.Shared().ConnectString() }
 
 // Two accounts locked as one for a transfer. Every process that locks
 // several accounts takes them in one global order (here, sorted paths), so

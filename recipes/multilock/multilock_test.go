@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/multilock"
 	"github.com/gocurator/curator/recipes/semaphore"
@@ -101,14 +102,14 @@ func asMember(t *testing.T, err error) *multilock.MemberError {
 // Curator's testSomeReleasesFail: Unlock returns the failing member's error
 // and the other member is released all the same.
 func TestSomeReleasesFail(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	m0, m1 := mutex(t, c, ps[0]), mutex(t, c, ps[1])
 	ml, err := multilock.New(m0, &failing{Locker: m1, unlockErr: errBoom})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +118,10 @@ func TestSomeReleasesFail(t *testing.T) {
 	if me := asMember(t, err); !errors.Is(err, errBoom) || me.Index != 1 || me.Path != "" {
 		t.Fatalf("unlock: %v", err)
 	}
-	if m0.IsAcquiredInThisProcess() || len(children(t, c, ps[0])) != 0 {
+	if m0.IsAcquiredInThisProcess() || len(testenv.Children(t, c, ps[0])) != 0 {
 		t.Fatal("member 0 not released")
 	}
-	if !m1.IsAcquiredInThisProcess() || len(children(t, c, ps[1])) != 1 {
+	if !m1.IsAcquiredInThisProcess() || len(testenv.Children(t, c, ps[1])) != 1 {
 		t.Fatal("member 1, whose release failed, should still hold")
 	}
 	if ml.IsAcquiredInThisProcess() {
@@ -135,12 +136,12 @@ func TestSomeReleasesFail(t *testing.T) {
 // Every failed release is reported, not just the first (Curator keeps the
 // first and loses the rest), and every member is tried.
 func TestAllReleaseFailuresReported(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 3)
 	m0, m1, m2 := mutex(t, c, ps[0]), mutex(t, c, ps[1]), mutex(t, c, ps[2])
 	errA, errC := errors.New("a"), errors.New("c")
 	ml, _ := multilock.New(&failing{Locker: m0, unlockErr: errA}, m1, &failing{Locker: m2, unlockErr: errC})
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -160,17 +161,17 @@ func TestAllReleaseFailuresReported(t *testing.T) {
 // Curator's testSomeLocksFailToLock: the member taken before the failing one
 // is released, on the server too.
 func TestSomeLocksFailToLock(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	m0 := mutex(t, c, ps[0])
 	tracked := newGate(m0) // only to see that member 0 was held
 	close(tracked.proceed)
 	ml, _ := multilock.New(tracked, &failing{Locker: mutex(t, c, ps[1]), lockErr: errBoom})
-	err := ml.Lock(testCtx(t, time.Minute))
+	err := ml.Lock(testenv.Ctx(t, time.Minute))
 	if me := asMember(t, err); !errors.Is(err, errBoom) || me.Index != 1 {
 		t.Fatalf("lock: %v", err)
 	}
-	if !isClosed(tracked.took) {
+	if !testenv.IsClosed(tracked.took) {
 		t.Fatal("member 0 was never taken")
 	}
 	if m0.IsAcquiredInThisProcess() || ml.IsAcquiredInThisProcess() {
@@ -182,31 +183,31 @@ func TestSomeLocksFailToLock(t *testing.T) {
 // Curator's testLocker: held inside, not after; Lost open while held, closed
 // when not.
 func TestLockUnlock(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	ml, err := multilock.NewFromPaths(c, ps...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t, time.Minute)
-	if !isClosed(ml.Lost()) {
+	ctx := testenv.Ctx(t, time.Minute)
+	if !testenv.IsClosed(ml.Lost()) {
 		t.Fatal("Lost of an unheld multi-lock must be closed")
 	}
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !ml.IsAcquiredInThisProcess() || isClosed(ml.Lost()) {
+	if !ml.IsAcquiredInThisProcess() || testenv.IsClosed(ml.Lost()) {
 		t.Fatal("not held, or lost")
 	}
 	for _, p := range ps {
-		if n := len(children(t, c, p)); n != 1 {
+		if n := len(testenv.Children(t, c, p)); n != 1 {
 			t.Fatalf("%s: %d nodes", p, n)
 		}
 	}
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ml.IsAcquiredInThisProcess() || !isClosed(ml.Lost()) {
+	if ml.IsAcquiredInThisProcess() || !testenv.IsClosed(ml.Lost()) {
 		t.Fatal("held after Unlock")
 	}
 	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
@@ -219,10 +220,10 @@ func TestLockUnlock(t *testing.T) {
 // the other gets the set.
 func TestTwoClients(t *testing.T) {
 	ps := paths(t, 2)
-	c1, c2 := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
+	c1, c2 := testenv.Client(t, testenv.Shared().ConnectString()), testenv.Client(t, testenv.Shared().ConnectString())
 	ml1, _ := multilock.NewFromPaths(c1, ps...)
 	ml2, _ := multilock.NewFromPaths(c2, ps...)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestTwoClients(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- ml2.Lock(ctx) }()
-	waitFor(t, 10*time.Second, "the second client to queue", func() bool { return len(children(t, c1, ps[0])) == 2 })
+	testenv.WaitFor(t, 10*time.Second, "the second client to queue", func() bool { return len(testenv.Children(t, c1, ps[0])) == 2 })
 	if ml2.IsAcquiredInThisProcess() || !ml1.IsAcquiredInThisProcess() {
 		t.Fatal("two holders, or none")
 	}
@@ -253,10 +254,10 @@ func TestTwoClients(t *testing.T) {
 // A partial acquisition is rolled back when the deadline passes, which is
 // one deadline for the whole set: nothing of ours stays on the server.
 func TestRollbackOnTimeout(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	other := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 3)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	b1, b2 := mutex(t, other, ps[1]), mutex(t, other, ps[2])
 	if err := b1.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -285,7 +286,7 @@ func TestRollbackOnTimeout(t *testing.T) {
 		t.Fatal("held")
 	}
 	noNodes(t, c, ps[0], ps[1])
-	if kids := children(t, c, ps[2]); len(kids) != 1 || ps[2]+"/"+kids[0] != b2.Node() {
+	if kids := testenv.Children(t, c, ps[2]); len(kids) != 1 || ps[2]+"/"+kids[0] != b2.Node() {
 		t.Fatalf("%s: %v, want only the blocker's node", ps[2], kids)
 	}
 	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
@@ -296,7 +297,7 @@ func TestRollbackOnTimeout(t *testing.T) {
 
 // A context already done takes nothing.
 func TestLockDoneContext(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	ml, _ := multilock.NewFromPaths(c, ps...)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -313,9 +314,9 @@ func TestLockDoneContext(t *testing.T) {
 // TryLock: all or nothing without waiting; ErrUnsupported when a member has
 // no TryLock.
 func TestTryLock(t *testing.T) {
-	c, other := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
+	c, other := testenv.Client(t, testenv.Shared().ConnectString()), testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	blocker := mutex(t, other, ps[1])
 	if err := blocker.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -330,7 +331,7 @@ func TestTryLock(t *testing.T) {
 		t.Fatal("member 0 left held")
 	}
 	noNodes(t, c, ps[0])
-	if n := len(children(t, c, ps[1])); n != 1 {
+	if n := len(testenv.Children(t, c, ps[1])); n != 1 {
 		t.Fatalf("%s: %d nodes, want the blocker's", ps[1], n)
 	}
 	blocker.Unlock(ctx)
@@ -357,11 +358,11 @@ func TestTryLock(t *testing.T) {
 // context carrying holds of every member, counted; a plain second Lock
 // waits, and its deadline changes nothing held.
 func TestReentrancy(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	m0, m1 := mutex(t, c, ps[0]), mutex(t, c, ps[1])
 	ml, _ := multilock.New(m0, m1)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
@@ -398,13 +399,13 @@ func TestReentrancy(t *testing.T) {
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if isClosed(ml.Lost()) || ml.Lost() != lost {
+	if testenv.IsClosed(ml.Lost()) || ml.Lost() != lost {
 		t.Fatal("one Unlock of two ended the holding")
 	}
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !isClosed(ml.Lost()) || isClosed(lost) {
+	if !testenv.IsClosed(ml.Lost()) || testenv.IsClosed(lost) {
 		t.Fatal("the holding did not end, or ended as lost")
 	}
 	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
@@ -423,20 +424,20 @@ func TestReentrancy(t *testing.T) {
 // the waiting client gets the set, and the old holder's Unlock reports every
 // member lost.
 func TestHolderSessionExpires(t *testing.T) {
-	px := zktest.StartProxy(t, shared.ConnectString())
-	weak, strong := newClient(t, px.Addr()), newClient(t, shared.ConnectString())
+	px := zktest.StartProxy(t, testenv.Shared().ConnectString())
+	weak, strong := testenv.Client(t, px.Addr()), testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	ml1, _ := multilock.NewFromPaths(weak, ps...)
 	ml2, _ := multilock.NewFromPaths(strong, ps...)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	lost := ml1.Lost()
 	got := make(chan error, 1)
 	go func() { got <- ml2.Lock(ctx) }()
-	waitFor(t, 10*time.Second, "the other client to queue", func() bool { return len(children(t, strong, ps[0])) == 2 })
-	if err := zktest.ExpireSession(ctx, px, shared, weak.Session().ID()); err != nil {
+	testenv.WaitFor(t, 10*time.Second, "the other client to queue", func() bool { return len(testenv.Children(t, strong, ps[0])) == 2 })
+	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -463,16 +464,16 @@ func TestHolderSessionExpires(t *testing.T) {
 // One member's session expires while held: Lost closes, and Unlock returns
 // that member's error while still releasing the other.
 func TestMemberSessionExpires(t *testing.T) {
-	px := zktest.StartProxy(t, shared.ConnectString())
-	weak, strong := newClient(t, px.Addr()), newClient(t, shared.ConnectString())
+	px := zktest.StartProxy(t, testenv.Shared().ConnectString())
+	weak, strong := testenv.Client(t, px.Addr()), testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	m0, m1 := mutex(t, strong, ps[0]), mutex(t, weak, ps[1])
 	ml, _ := multilock.New(m0, m1)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := zktest.ExpireSession(ctx, px, shared, weak.Session().ID()); err != nil {
+	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -494,11 +495,11 @@ func TestMemberSessionExpires(t *testing.T) {
 // A member taken first is lost while Lock waits for the next: Lock does not
 // hand out a set that is no longer whole; it gives everything back.
 func TestMemberLostWhileAcquiring(t *testing.T) {
-	px := zktest.StartProxy(t, shared.ConnectString())
-	weak, strong := newClient(t, px.Addr()), newClient(t, shared.ConnectString())
-	other := newClient(t, shared.ConnectString())
+	px := zktest.StartProxy(t, testenv.Shared().ConnectString())
+	weak, strong := testenv.Client(t, px.Addr()), testenv.Client(t, testenv.Shared().ConnectString())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	blocker := mutex(t, other, ps[1])
 	if err := blocker.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -507,8 +508,8 @@ func TestMemberLostWhileAcquiring(t *testing.T) {
 	ml, _ := multilock.New(m0, m1)
 	got := make(chan error, 1)
 	go func() { got <- ml.Lock(ctx) }()
-	waitFor(t, 10*time.Second, "Lock to wait for member 1", func() bool { return len(children(t, strong, ps[1])) == 2 })
-	if err := zktest.ExpireSession(ctx, px, shared, weak.Session().ID()); err != nil {
+	testenv.WaitFor(t, 10*time.Second, "Lock to wait for member 1", func() bool { return len(testenv.Children(t, strong, ps[1])) == 2 })
+	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -526,14 +527,14 @@ func TestMemberLostWhileAcquiring(t *testing.T) {
 	if m0.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
 		t.Fatal("a member left held")
 	}
-	waitFor(t, 10*time.Second, "member 0's node to go", func() bool { return len(children(t, strong, ps[0])) == 0 })
+	testenv.WaitFor(t, 10*time.Second, "member 0's node to go", func() bool { return len(testenv.Children(t, strong, ps[0])) == 0 })
 	noNodes(t, strong, ps...)
 }
 
 // Mixed member kinds: a mutex, a write lock, a semaphore mutex and a nested
 // multi-lock, held as one and excluding another client's of each kind.
 func TestMixedKinds(t *testing.T) {
-	c, other := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
+	c, other := testenv.Client(t, testenv.Shared().ConnectString()), testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 5)
 	build := func(c *framework.Client) *multilock.MultiLock {
 		rw, err := locks.NewReadWriteLock(c, ps[1])
@@ -555,11 +556,11 @@ func TestMixedKinds(t *testing.T) {
 		return ml
 	}
 	ml, rival := build(c), build(other)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !ml.IsAcquiredInThisProcess() || isClosed(ml.Lost()) {
+	if !ml.IsAcquiredInThisProcess() || testenv.IsClosed(ml.Lost()) {
 		t.Fatal("not all held")
 	}
 	orw, _ := locks.NewReadWriteLock(other, ps[1])
@@ -572,7 +573,7 @@ func TestMixedKinds(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
-	waitFor(t, 10*time.Second, "the rival to queue", func() bool { return len(children(t, c, ps[0])) == 2 })
+	testenv.WaitFor(t, 10*time.Second, "the rival to queue", func() bool { return len(testenv.Children(t, c, ps[0])) == 2 })
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -590,12 +591,12 @@ func TestMixedKinds(t *testing.T) {
 func TestOverlappingSetsSameOrder(t *testing.T) {
 	const clients, rounds = 12, 6
 	ps := paths(t, 5)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testenv.Ctx(t, 2*time.Minute)
 	holders := make([]atomic.Int32, len(ps))
 	var total, shared2 atomic.Int32
 	var wg sync.WaitGroup
 	for i := range clients {
-		c := newClient(t, shared.ConnectString())
+		c := testenv.Client(t, testenv.Shared().ConnectString())
 		set := []int{i % 5, (i + 1) % 5, (i + 3) % 5}[:2+i%2]
 		slices.Sort(set)
 		var members []curator.Locker
@@ -637,7 +638,7 @@ func TestOverlappingSetsSameOrder(t *testing.T) {
 	if total.Load() != clients*rounds {
 		t.Fatalf("%d acquisitions of %d", total.Load(), clients*rounds)
 	}
-	noNodes(t, newClient(t, shared.ConnectString()), ps...)
+	noNodes(t, testenv.Client(t, testenv.Shared().ConnectString()), ps...)
 }
 
 // Opposite orders deadlock for real (each holds its first lock and waits
@@ -645,11 +646,11 @@ func TestOverlappingSetsSameOrder(t *testing.T) {
 // and the other process gets its whole set.
 func TestDifferentOrdersDeadlockEndedByDeadline(t *testing.T) {
 	ps := paths(t, 2)
-	c1, c2 := newClient(t, shared.ConnectString()), newClient(t, shared.ConnectString())
+	c1, c2 := testenv.Client(t, testenv.Shared().ConnectString()), testenv.Client(t, testenv.Shared().ConnectString())
 	g1, g2 := newGate(mutex(t, c1, ps[0])), newGate(mutex(t, c2, ps[1]))
 	ab, _ := multilock.New(g1, mutex(t, c1, ps[1]))
 	ba, _ := multilock.New(g2, mutex(t, c2, ps[0]))
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	abCtx, cancel1 := context.WithTimeout(ctx, 1*time.Second)
 	defer cancel1()
 	baCtx, cancel2 := context.WithTimeout(ctx, 30*time.Second)
@@ -681,13 +682,13 @@ func TestDifferentOrdersDeadlockEndedByDeadline(t *testing.T) {
 // gets its set or times out, and in the end nothing is held.
 func TestDifferentOrdersRace(t *testing.T) {
 	ps := paths(t, 3)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	orders := [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0}, {2, 0}}
 	var mls []*multilock.MultiLock
 	var wg sync.WaitGroup
 	var won, timedOut atomic.Int32
 	for _, order := range orders {
-		c := newClient(t, shared.ConnectString())
+		c := testenv.Client(t, testenv.Shared().ConnectString())
 		var members []curator.Locker
 		for _, j := range order {
 			members = append(members, mutex(t, c, ps[j]))
@@ -722,14 +723,14 @@ func TestDifferentOrdersRace(t *testing.T) {
 		}
 	}
 	t.Logf("%d acquisitions, %d timeouts", won.Load(), timedOut.Load())
-	noNodes(t, newClient(t, shared.ConnectString()), ps...)
+	noNodes(t, testenv.Client(t, testenv.Shared().ConnectString()), ps...)
 }
 
 // Curator's testContainerCleanup: lock paths nobody uses are reaped.
 func TestContainerCleanup(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	var wg sync.WaitGroup
 	for range 10 {
 		ml, _ := multilock.NewFromPaths(c, ps...)
@@ -747,7 +748,7 @@ func TestContainerCleanup(t *testing.T) {
 	}
 	wg.Wait()
 	parent := ps[0][:len(ps[0])-len("/lock-0")]
-	waitFor(t, 30*time.Second, "the lock paths to be reaped", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the lock paths to be reaped", func() bool {
 		ok, _, err := c.Exists(ctx, parent)
 		return err == nil && !ok
 	})
@@ -755,16 +756,16 @@ func TestContainerCleanup(t *testing.T) {
 
 // Curator's testWithNamespace.
 func TestWithNamespace(t *testing.T) {
-	c := newClient(t, shared.ConnectString(), framework.WithNamespace("test"))
+	c := testenv.Client(t, testenv.Shared().ConnectString(), framework.WithNamespace("test"))
 	ps := paths(t, 2)
 	ml, _ := multilock.NewFromPaths(c, ps...)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	raw := newClient(t, shared.ConnectString())
+	raw := testenv.Client(t, testenv.Shared().ConnectString())
 	for _, p := range ps {
-		if n := len(children(t, raw, "/test"+p)); n != 1 {
+		if n := len(testenv.Children(t, raw, "/test"+p)); n != 1 {
 			t.Fatalf("/test%s: %d nodes", p, n)
 		}
 	}
@@ -776,10 +777,10 @@ func TestWithNamespace(t *testing.T) {
 // Lost costs one goroutine per holding however often it is called, and
 // Unlock ends it (goleak checks the rest at the end).
 func TestLostOneGoroutine(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 4)
 	ml, _ := multilock.NewFromPaths(c, ps...)
-	ctx := testCtx(t, time.Minute)
+	ctx := testenv.Ctx(t, time.Minute)
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -796,13 +797,13 @@ func TestLostOneGoroutine(t *testing.T) {
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if isClosed(ch) {
+	if testenv.IsClosed(ch) {
 		t.Fatal("released, not lost: the holding's channel must stay open")
 	}
 }
 
 func TestBadInput(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	p := paths(t, 1)[0]
 	var typedNil *locks.Mutex
 	for i, f := range []func() (*multilock.MultiLock, error){

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/multilock"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
@@ -12,14 +13,14 @@ import (
 // Issue 14 item 7: a MultiLock given the same lock twice, or two locks on
 // the same path, would wait on itself until its deadline; New refuses it.
 func TestMultiLockRefusesDuplicates(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
+	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 2)
 	m := mutex(t, c, ps[0])
 	sm, err := semaphore.NewMutex(c, ps[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	sm2, err := semaphore.NewMutex(newClient(t, shared.ConnectString()), ps[1])
+	sm2, err := semaphore.NewMutex(testenv.Client(t, testenv.Shared().ConnectString()), ps[1])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,12 @@ package semaphore_test
 import (
 	"context"
 	"testing"
+
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 func BenchmarkSemaphoreAcquireRelease(b *testing.B) {
-	s := newSem(b, newClient(b, shared.ConnectString()), semPath(b), 3)
+	s := newSem(b, testenv.Client(b, testenv.Shared().ConnectString()), semPath(b), 3)
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

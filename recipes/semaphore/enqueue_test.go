@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
@@ -12,8 +13,8 @@ import (
 // 9): WithOnEnqueue reports it as soon as it is made; it is listed among the
 // participants, and it is the lease then granted.
 func TestSemaphoreOnEnqueue(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	ctx := testCtx(t, time.Minute)
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
 	path := semPath(t)
 	held, err := newSem(t, c, path, 1).Acquire(ctx)
 	if err != nil {

@@ -6,10 +6,11 @@ import (
 	"log"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
-func zkAddress() string { return shared.ConnectString() }
+func zkAddress() string { return testenv.Shared().ConnectString() }
 
 func ExampleSemaphore() {
 	client, err := framework.New(zkAddress())

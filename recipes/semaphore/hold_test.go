@@ -8,35 +8,22 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
 	"github.com/gocurator/curator/testing/zktest"
 )
-
-var policies = []struct {
-	name string
-	p    curator.SuspendPolicy
-}{{"LoseOnSuspend", curator.LoseOnSuspend}, {"LoseOnLost", curator.LoseOnLost}}
-
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
 
 // An operator deletes a lease's node: Release (and the semaphore mutex's
 // Unlock) must say the lease was lost and close Lost, under every policy
 // (issue 14 item 4). Before, Release returned nil.
 func TestLeaseReleaseFindsNodeDeleted(t *testing.T) {
-	c := newClient(t, shared.ConnectString())
-	op := newClient(t, shared.ConnectString())
-	for _, pc := range policies {
-		t.Run(pc.name, func(t *testing.T) {
-			ctx := testCtx(t, time.Minute)
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	for _, pc := range testenv.Policies {
+		t.Run(pc.Name, func(t *testing.T) {
+			ctx := testenv.Ctx(t, time.Minute)
 			path := semPath(t)
-			l, err := newSem(t, c, path, 2, semaphore.WithSuspendPolicy(pc.p)).Acquire(ctx)
+			l, err := newSem(t, c, path, 2, semaphore.WithSuspendPolicy(pc.Policy)).Acquire(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,10 +34,10 @@ func TestLeaseReleaseFindsNodeDeleted(t *testing.T) {
 			if err := l.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("release of a deleted lease: %v, want ErrLockLost", err)
 			}
-			if !closed(lost) {
+			if !testenv.IsClosed(lost) {
 				t.Fatal("Lost not closed after a release found the node gone")
 			}
-			m, err := semaphore.NewMutex(c, path+"-mutex", semaphore.WithSuspendPolicy(pc.p))
+			m, err := semaphore.NewMutex(c, path+"-mutex", semaphore.WithSuspendPolicy(pc.Policy))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +51,7 @@ func TestLeaseReleaseFindsNodeDeleted(t *testing.T) {
 			if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("unlock of a deleted semaphore mutex: %v, want ErrLockLost", err)
 			}
-			if !closed(lost) {
+			if !testenv.IsClosed(lost) {
 				t.Fatal("mutex Lost not closed")
 			}
 		})
@@ -76,18 +63,18 @@ func TestLeaseReleaseFindsNodeDeleted(t *testing.T) {
 // the new one: it must say the lease was lost (issue 14 item 4).
 func TestLeaseReleaseAfterUnnoticedExpiry(t *testing.T) {
 	srv := zktest.StartServer(t)
-	for _, pc := range policies {
-		t.Run(pc.name, func(t *testing.T) {
+	for _, pc := range testenv.Policies {
+		t.Run(pc.Name, func(t *testing.T) {
 			px := zktest.StartProxy(t, srv.ConnectString())
-			c := newClient(t, px.Addr())
-			ctx := testCtx(t, time.Minute)
-			l, err := newSem(t, c, semPath(t), 1, semaphore.WithSuspendPolicy(pc.p)).Acquire(ctx)
+			c := testenv.Client(t, px.Addr())
+			ctx := testenv.Ctx(t, time.Minute)
+			l, err := newSem(t, c, semPath(t), 1, semaphore.WithSuspendPolicy(pc.Policy)).Acquire(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			id := c.Session().ID()
 			px.Blackhole() // the client hears nothing: it does not know yet
-			if closed(l.Lost()) {
+			if testenv.IsClosed(l.Lost()) {
 				t.Fatal("lost before the partition")
 			}
 			errc := make(chan error, 1)
@@ -99,7 +86,7 @@ func TestLeaseReleaseAfterUnnoticedExpiry(t *testing.T) {
 			if err := <-errc; !errors.Is(err, curator.ErrLockLost) {
 				t.Fatalf("release across an unnoticed expiry: %v, want ErrLockLost", err)
 			}
-			if !closed(l.Lost()) {
+			if !testenv.IsClosed(l.Lost()) {
 				t.Fatal("Lost not closed")
 			}
 		})
@@ -113,9 +100,9 @@ func TestLeaseReleaseAfterUnnoticedExpiry(t *testing.T) {
 func TestLeaseIsAHolding(t *testing.T) {
 	srv := zktest.StartServer(t)
 	px := zktest.StartProxy(t, srv.ConnectString())
-	c := newClient(t, px.Addr())
-	op := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, time.Minute)
+	c := testenv.Client(t, px.Addr())
+	op := testenv.Client(t, srv.ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
 	path := semPath(t)
 	s := newSem(t, c, path, 2)
 	var last int64

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // The lost wake-up invariant (issue 14 item 1): two clients, one lease,
@@ -19,12 +21,12 @@ func TestSemaphoreNoStallOneLease(t *testing.T) {
 		budget   = 25 * time.Second
 		perStall = 10 * time.Second
 	)
-	ctx := testCtx(t, budget+2*perStall)
+	ctx := testenv.Ctx(t, budget+2*perStall)
 	end := time.Now().Add(budget)
 	var total, inside atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
-		s := newSem(t, newClient(t, shared.ConnectString()), path, 1)
+		s := newSem(t, testenv.Client(t, testenv.Shared().ConnectString()), path, 1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

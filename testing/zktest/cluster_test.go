@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -54,7 +55,7 @@ func TestClusterLeaderFailover(t *testing.T) {
 		t.Fatalf("Leader after failover = %d, %v (old %d)", newLeader, err, leader)
 	}
 	// The ensemble still serves, with the data.
-	eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 10*time.Second, "condition", func() error {
 		_, err := cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
 		if err == zk.ErrNodeExists {
 			return nil

@@ -101,20 +101,4 @@ func isState(s zk.State) func(zk.Event) bool {
 	return func(e zk.Event) bool { return e.Type == zk.EventSession && e.State == s }
 }
 
-// eventually polls cond every 25 ms until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", timeout, err)
-		}
-		time.Sleep(25 * time.Millisecond) // polling interval, not synchronization
-	}
-}
-
 func containsID(ids []int64, id int64) bool { return slices.Contains(ids, id) }

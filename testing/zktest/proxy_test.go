@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -156,7 +157,7 @@ func TestDropAfterRequestLosesResponse(t *testing.T) {
 			// the request reached the server, the response was lost;
 			// the session survives.
 			c.waitEvent(t, 0, 5*time.Second, isState(zk.StateHasSession))
-			eventually(t, 5*time.Second, func() error {
+			testenv.Eventually(t, 5*time.Second, "condition", func() error {
 				_, _, err := c.Get(path)
 				return err
 			})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -51,7 +52,7 @@ func TestProxyCountsRequestsPerOp(t *testing.T) {
 	_, err = c.Create("/m", nil, 0, acl)
 	must(err)
 	must(c.Delete("/m", -1))
-	eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 10*time.Second, "condition", func() error {
 		if n := p.PingsSeen(); n < 2 {
 			return fmt.Errorf("%d pings seen", n)
 		}
@@ -120,7 +121,7 @@ func TestProxyHoldReplyRelease(t *testing.T) {
 		_, _, err := c.Get("/held")
 		read <- result{err, time.Now()}
 	}()
-	eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 10*time.Second, "condition", func() error {
 		if n := p.Requests(zktest.OpGetData); n != 1 {
 			return fmt.Errorf("%d getData forwarded", n)
 		}
@@ -243,7 +244,7 @@ func TestProxyHoldReplyDisarmAndLoss(t *testing.T) {
 		_, err := c.Sync("/")
 		errs <- err
 	}()
-	eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 10*time.Second, "condition", func() error {
 		if n := p.Requests(zktest.OpSync); n != 1 {
 			return fmt.Errorf("%d syncs forwarded", n)
 		}

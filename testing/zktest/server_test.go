@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -159,7 +160,7 @@ func TestContainerAndTTLEnabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// checked every second by default: an emptied container goes soon
-	eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 10*time.Second, "condition", func() error {
 		if ok, _, err := c.Exists("/box"); err != nil || ok {
 			return errors.New("container still there")
 		}

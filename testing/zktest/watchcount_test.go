@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -26,7 +27,7 @@ func TestWatchCountSeesEveryWatch(t *testing.T) {
 	}
 	want := func(all, data int) {
 		t.Helper()
-		eventually(t, 10*time.Second, func() error {
+		testenv.Eventually(t, 10*time.Second, "condition", func() error {
 			n, err := s.WatchCount()
 			if err != nil {
 				return err
