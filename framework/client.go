@@ -492,10 +492,10 @@ func (c *Client) Session() *Session {
 	return c.session
 }
 
-// SessionFor returns the Session with the given id if it is the current
+// sessionFor returns the Session with the given id if it is the current
 // (or last) one; otherwise that session is gone and the returned Session is
 // lost.
-func (c *Client) SessionFor(id int64) *Session {
+func (c *Client) sessionFor(id int64) *Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.session != nil && c.session.id == id {

@@ -177,7 +177,7 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 	}
 	n := Created{Path: c.paths.user(v.path)}
 	if co.mode.Ephemeral() {
-		n.Session = c.SessionFor(v.sid)
+		n.Session = c.sessionFor(v.sid)
 	}
 	return n, nil
 }

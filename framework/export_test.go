@@ -31,3 +31,6 @@ func SetBeforeAttempt(f func(c *Client, op string)) (restore func()) {
 	old := beforeAttempt.Swap(&f)
 	return func() { beforeAttempt.Store(old) }
 }
+
+// SessionFor exposes Client.sessionFor.
+func SessionFor(c *Client, id int64) *Session { return c.sessionFor(id) }

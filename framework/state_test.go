@@ -150,8 +150,8 @@ func TestStatesSimulatedLost(t *testing.T) {
 	if now == nil || now.ID() == old.ID() {
 		t.Fatalf("session after LOST %v, want a new one (old %x)", now, old.ID())
 	}
-	if got := c.SessionFor(old.ID()); !got.Lost() {
-		t.Fatal("SessionFor(old id) is not lost")
+	if got := framework.SessionFor(c, old.ID()); !got.Lost() {
+		t.Fatal("sessionFor(old id) is not lost")
 	}
 	if _, _, err := c.Exists(testenv.Ctx(t, testenv.WaitShort), "/"); err != nil {
 		t.Fatalf("Exists in the new session: %v", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
@@ -91,5 +92,50 @@ func TestUnlockAfterUnnoticedExpiry(t *testing.T) {
 				t.Fatal("Lost not closed")
 			}
 		})
+	}
+}
+
+// The release rule (package curator, "Releasing"): an Unlock whose delete
+// cannot be confirmed now (the connection is cut) releases the lock and
+// returns nil, for the delete is guaranteed to finish in the background:
+// the node is gone once the connection is back, and a waiter gets the lock.
+func TestUnlockWithDeletePendingSucceeds(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	// LoseOnLost: the cut alone does not lose the lock, so the release is a
+	// plain one whose delete hangs.
+	c := testenv.Client(t, px.Addr(), framework.WithSessionTimeout(20*time.Second))
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := lockPath(t)
+	m := newMutex(t, c, path, locks.WithSuspendPolicy(curator.LoseOnLost))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	node := m.Node()
+	px.Blackhole()
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	err := m.Unlock(short)
+	cancel()
+	if err != nil {
+		t.Fatalf("Unlock with its delete pending: %v, want nil", err)
+	}
+	if m.IsAcquiredInThisProcess() {
+		t.Fatal("still held after Unlock")
+	}
+	if ok, _, err := other.Exists(ctx, node); err != nil || !ok {
+		t.Fatalf("the node is gone already (%v, %v): the delete was not pending", ok, err)
+	}
+	waiter := newMutex(t, other, path)
+	got := make(chan error, 1)
+	go func() { got <- waiter.Lock(ctx) }()
+	px.Heal()
+	if err := <-got; err != nil {
+		t.Fatalf("a waiter once the pending delete ran: %v", err)
+	}
+	if err := c.WaitBackground(ctx); err != nil {
+		t.Fatalf("the background delete: %v", err)
+	}
+	if err := waiter.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

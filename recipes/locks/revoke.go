@@ -9,7 +9,7 @@ import (
 
 // RevokeMessage is the data Revoke writes into a holder's node to ask it to
 // release (Curator's LockInternals.REVOKE_MESSAGE).
-const RevokeMessage = driver.RevokeMessage
+const RevokeMessage = "__REVOKE__"
 
 // Revoke asks the holder of a lock node to release it (Curator's
 // Revoker.attemptRevoke): it writes RevokeMessage into the node. Holders

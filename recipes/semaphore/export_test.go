@@ -3,3 +3,9 @@ package semaphore
 // SetStartHook arms a hook that SharedCount.Start calls once its first read
 // is done, just before it starts watching (nil disarms).
 func SetStartHook(fn func(*SharedCount)) { startHook = fn }
+
+// EncodeCount and DecodeCount are Curator's SharedCount format.
+var (
+	EncodeCount = encodeCount
+	DecodeCount = decodeCount
+)

@@ -187,3 +187,39 @@ func TestLeaseIsAHolding(t *testing.T) {
 		t.Fatalf("unlock after loss: %v", err)
 	}
 }
+
+// The release rule (package curator, "Releasing"): a Release whose delete
+// cannot be confirmed now (the connection is cut) returns the lease and
+// nil; the delete finishes in the background once the connection is back.
+func TestLeaseReleaseWithDeletePendingSucceeds(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr(), framework.WithSessionTimeout(20*time.Second))
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := semPath(t)
+	l, err := newSem(t, c, path, 1, semaphore.WithSuspendPolicy(curator.LoseOnLost)).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px.Blackhole()
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	err = l.Release(short)
+	cancel()
+	if err != nil {
+		t.Fatalf("Release with its delete pending: %v, want nil", err)
+	}
+	if ok, _, err := other.Exists(ctx, l.Node()); err != nil || !ok {
+		t.Fatalf("the lease node is gone already (%v, %v): the delete was not pending", ok, err)
+	}
+	px.Heal()
+	if err := c.WaitBackground(ctx); err != nil {
+		t.Fatalf("the background delete: %v", err)
+	}
+	l2, err := newSem(t, other, path, 1).Acquire(ctx)
+	if err != nil {
+		t.Fatalf("a lease once the pending delete ran: %v", err)
+	}
+	if err := l2.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -52,11 +52,11 @@ func NewSharedCount(client *framework.Client, path string, seed int) (*SharedCou
 	return &SharedCount{client: client, path: path, seed: seed, changed: make(chan struct{})}, nil
 }
 
-// EncodeCount is Curator's SharedCount format: 4 bytes, big-endian.
-func EncodeCount(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(int32(n))) }
+// encodeCount is Curator's SharedCount format: 4 bytes, big-endian.
+func encodeCount(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(int32(n))) }
 
-// DecodeCount reads Curator's SharedCount format.
-func DecodeCount(b []byte) (int, error) {
+// decodeCount reads Curator's SharedCount format.
+func decodeCount(b []byte) (int, error) {
 	if len(b) != 4 {
 		return 0, fmt.Errorf("semaphore: %w: shared count data has %d bytes, want 4", curator.ErrInvalidArgument, len(b))
 	}
@@ -88,7 +88,7 @@ func (sc *SharedCount) Start(ctx context.Context) (err error) {
 			sc.mu.Unlock()
 		}
 	}()
-	_, err = sc.client.Create(ctx, sc.path, EncodeCount(sc.seed), framework.WithParentContainers())
+	_, err = sc.client.Create(ctx, sc.path, encodeCount(sc.seed), framework.WithParentContainers())
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
@@ -123,7 +123,7 @@ var startHook func(*SharedCount)
 // publish records a value read or written at st, unless a newer one is
 // known already, and tells waiters when it changed.
 func (sc *SharedCount) publish(data []byte, st *framework.Stat) error {
-	n, err := DecodeCount(data)
+	n, err := decodeCount(data)
 	if err != nil {
 		return fmt.Errorf("shared count %s: %w", sc.path, err)
 	}
@@ -225,7 +225,7 @@ func (sc *SharedCount) Changed() <-chan struct{} {
 // SetCount sets the value unconditionally (Curator's setCount); Count
 // returns it as soon as SetCount has.
 func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
-	data := EncodeCount(n)
+	data := encodeCount(n)
 	st, err := sc.client.Set(ctx, sc.path, data)
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
 // (Curator's trySetCount); false means someone changed it first, and Count
 // shows the newer value once the watch has read it.
 func (sc *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, n int) (bool, error) {
-	data := EncodeCount(n)
+	data := encodeCount(n)
 	st, err := sc.client.Set(ctx, sc.path, data, framework.WithVersion(prev.Version))
 	if errors.Is(err, zk.ErrBadVersion) {
 		return false, nil
