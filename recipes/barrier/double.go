@@ -137,17 +137,9 @@ func (d *DoubleBarrier) Node() string {
 // ready node. A member that gives up deletes its own node, which fires the
 // watch, so no watch of its stays on the server.
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
-	if ctx == nil {
-		return recipe.ErrNilContext
+	if _, err := d.begin(ctx, idle, entering); err != nil {
+		return err
 	}
-	d.mu.Lock()
-	if d.state != idle {
-		d.mu.Unlock()
-		return fmt.Errorf("barrier: enter %s: already entering or in the barrier: %w", d.path, curator.ErrBusy)
-	}
-	d.state = entering
-	d.mu.Unlock()
-
 	m, err := d.enter(ctx)
 
 	d.mu.Lock()
@@ -158,6 +150,26 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	d.state, d.m = entered, m
 	return nil
+}
+
+// begin moves the member from state from to state to (Enter: idle to
+// entering; Leave: entered to leaving) and returns its member node, if
+// any. A nil ctx is refused; a member in another state is busy (Enter) or
+// not entered (Leave).
+func (d *DoubleBarrier) begin(ctx context.Context, from, to memberState) (*member, error) {
+	if ctx == nil {
+		return nil, recipe.ErrNilContext
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state != from {
+		if from == idle {
+			return nil, fmt.Errorf("barrier: enter %s: already entering or in the barrier: %w", d.path, curator.ErrBusy)
+		}
+		return nil, fmt.Errorf("barrier: leave %s: not entered: %w", d.path, curator.ErrNotHeld)
+	}
+	d.state = to
+	return d.m, nil
 }
 
 func (d *DoubleBarrier) enter(ctx context.Context) (*member, error) {
@@ -350,19 +362,11 @@ func (d *DoubleBarrier) deleteMember(ctx context.Context, m *member) error {
 // Curator members, which delete it as they leave. After Leave the
 // DoubleBarrier can Enter again.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
-	if ctx == nil {
-		return recipe.ErrNilContext
+	m, err := d.begin(ctx, entered, leaving)
+	if err != nil {
+		return err
 	}
-	d.mu.Lock()
-	if d.state != entered {
-		d.mu.Unlock()
-		return fmt.Errorf("barrier: leave %s: not entered: %w", d.path, curator.ErrNotHeld)
-	}
-	d.state = leaving
-	m := d.m
-	d.mu.Unlock()
-
-	err := d.leave(ctx, m)
+	err = d.leave(ctx, m)
 
 	d.mu.Lock()
 	d.state, d.m = idle, nil

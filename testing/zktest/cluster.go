@@ -36,17 +36,9 @@ func NewCluster(n int, opts ...Option) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("zktest: NewCluster(%d): need at least one member", n)
 	}
-	cfg, err := newConfig(opts)
+	cfg, inst, root, err := prepare("zktest-cluster-", opts)
 	if err != nil {
 		return nil, err
-	}
-	inst, err := findZooKeeper()
-	if err != nil {
-		return nil, err
-	}
-	root, err := os.MkdirTemp("", "zktest-cluster-")
-	if err != nil {
-		return nil, fmt.Errorf("zktest: %w", err)
 	}
 	c := &Cluster{root: root, cfg: cfg}
 	for attempt := 1; ; attempt++ {
@@ -127,18 +119,7 @@ func (c *Cluster) tryStart(inst *install, n int) error {
 func StartCluster(tb testing.TB, n int, opts ...Option) *Cluster {
 	tb.Helper()
 	c, err := NewCluster(n, opts...)
-	if err != nil {
-		if errors.Is(err, ErrNotInstalled) {
-			tb.Fatalf("zktest: cannot start ZooKeeper ensemble: %v\n(install it with: %s)", err, InstallHint)
-		}
-		tb.Fatalf("zktest: cannot start ZooKeeper ensemble: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Errorf("zktest: closing cluster: %v", err)
-		}
-	})
-	return c
+	return started(tb, "ensemble", c, err)
 }
 
 // ConnectString returns "127.0.0.1:p1,127.0.0.1:p2,..." for all members,

@@ -42,17 +42,9 @@ type Server struct {
 // ZK_CONNECT. If ZooKeeper or Java is missing, the error wraps
 // ErrNotInstalled and names the fix.
 func NewServer(opts ...Option) (*Server, error) {
-	cfg, err := newConfig(opts)
+	cfg, inst, root, err := prepare("zktest-", opts)
 	if err != nil {
 		return nil, err
-	}
-	inst, err := findZooKeeper()
-	if err != nil {
-		return nil, err
-	}
-	root, err := os.MkdirTemp("", "zktest-")
-	if err != nil {
-		return nil, fmt.Errorf("zktest: %w", err)
 	}
 	s := &Server{cfg: cfg, inst: inst, dir: root, ownDir: root}
 	if err := os.Mkdir(s.dataDir(), 0o755); err != nil {
@@ -102,18 +94,44 @@ func StartServer(tb testing.TB, opts ...Option) *Server {
 	} else {
 		s, err = NewServer(opts...)
 	}
+	return started(tb, "server", s, err)
+}
+
+// started is the common end of StartServer and StartCluster: tb.Fatal on
+// err (naming the fix when ZooKeeper is missing), else v's Close
+// registered with tb.Cleanup.
+func started[T interface{ Close() error }](tb testing.TB, what string, v T, err error) T {
+	tb.Helper()
 	if err != nil {
 		if errors.Is(err, ErrNotInstalled) {
-			tb.Fatalf("zktest: cannot start ZooKeeper: %v\n(install it with: %s)", err, InstallHint)
+			tb.Fatalf("zktest: cannot start ZooKeeper %s: %v\n(install it with: %s)", what, err, InstallHint)
 		}
-		tb.Fatalf("zktest: cannot start ZooKeeper: %v", err)
+		tb.Fatalf("zktest: cannot start ZooKeeper %s: %v", what, err)
 	}
 	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			tb.Errorf("zktest: closing server: %v", err)
+		if err := v.Close(); err != nil {
+			tb.Errorf("zktest: closing %s: %v", what, err)
 		}
 	})
-	return s
+	return v
+}
+
+// prepare is what NewServer and NewCluster do first: the configuration,
+// the ZooKeeper installation, and a fresh temporary directory.
+func prepare(dirPrefix string, opts []Option) (*config, *install, string, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	inst, err := findZooKeeper()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	root, err := os.MkdirTemp("", dirPrefix)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("zktest: %w", err)
+	}
+	return cfg, inst, root, nil
 }
 
 func anyMode(string) bool { return true }
@@ -257,14 +275,16 @@ func (s *Server) Pid() int {
 // for it to exit, keeping its port and data so that Start can bring it
 // back (curator-test TestingServer.stop / TestingCluster.killServer).
 // Stopping a stopped or closed server does nothing.
-func (s *Server) Stop() error {
+func (s *Server) Stop() error { return s.op(func() error { s.stop(); return nil }) }
+
+// op runs f under opMu, for a server of ours (ErrExternal for another).
+func (s *Server) op(f func() error) error {
 	if s.ext != nil {
 		return ErrExternal
 	}
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
-	s.stop()
-	return nil
+	return f()
 }
 
 func (s *Server) stop() {
@@ -281,14 +301,7 @@ func (s *Server) stop() {
 // joined the quorum as leader or follower). If the port is briefly taken
 // it retries until the start timeout (curator-test
 // TestingServer.restart / TestingCluster.restartServer).
-func (s *Server) Start() error {
-	if s.ext != nil {
-		return ErrExternal
-	}
-	s.opMu.Lock()
-	defer s.opMu.Unlock()
-	return s.startAgain()
-}
+func (s *Server) Start() error { return s.op(s.startAgain) }
 
 func (s *Server) startAgain() error {
 	ok := anyMode
@@ -315,15 +328,7 @@ func (s *Server) startAgain() error {
 }
 
 // Restart is Stop followed by Start.
-func (s *Server) Restart() error {
-	if s.ext != nil {
-		return ErrExternal
-	}
-	s.opMu.Lock()
-	defer s.opMu.Unlock()
-	s.stop()
-	return s.startAgain()
-}
+func (s *Server) Restart() error { return s.op(func() error { s.stop(); return s.startAgain() }) }
 
 // Close stops the server and removes its temporary directory (for an
 // external server: deletes its chroot). It is idempotent and leaves no
