@@ -48,7 +48,7 @@ const installCurator = "apt-get install -y libcurator-recipes-java libcurator-fr
 
 const javaDir = "/usr/share/java"
 
-// compileJars is the Java peer's class path (as ../../shared/peers/curator/run.sh);
+// compileJars is the Java peer's class path (Debian's Curator 5.4 jars);
 // at run time slf4j-simple is added so that Curator's and ZooKeeper's
 // warnings reach the peer's log.
 var compileJars = []string{"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
