@@ -26,8 +26,11 @@
 //     go-zookeeper watch per node and kind is outstanding.
 //
 // Errors wrap go-zookeeper's sentinels (errors.Is(err, zk.ErrNoNode) works)
-// inside *OpError, which names the operation and the path; the framework's
-// own sentinels are curator.ErrClosed, curator.ErrInvalidPath, curator.ErrInvalidArgument,
-// curator.ErrConnectionLoss, curator.ErrOperationTimeout, curator.ErrSessionLost and curator.ErrDeletePending.
-// Invalid paths and arguments are rejected before any I/O.
+// inside *OpError, which names the operation and the path, and the module's
+// own sentinels (package curator): ErrClosed, ErrInvalidPath,
+// ErrInvalidArgument, ErrConnectionLoss, ErrOperationTimeout,
+// ErrSessionLost and ErrDeletePending. Invalid paths and arguments are
+// rejected before any I/O. Per-operation options (OpOption) are one type
+// for Create, Delete, Set and SetACL; an option an operation does not take
+// is refused.
 package framework

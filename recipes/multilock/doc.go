@@ -1,10 +1,10 @@
 // Package multilock holds Curator's InterProcessMultiLock for Go: several
 // locks held as one.
 //
-// A MultiLock is built from any locks.Locker values (New) — mutexes, either
+// A MultiLock is built from any curator.Locker values (New) — mutexes, either
 // half of a ReadWriteLock, semaphore mutexes, other MultiLocks — or from
 // paths, for which it makes locks.Mutex members (NewFromPaths). It is itself
-// a locks.Locker.
+// a curator.Locker.
 //
 // # The recipe
 //
@@ -15,10 +15,10 @@
 // already taken in this attempt is released, in reverse order, and Lock
 // returns a *MemberError naming the member that failed (its index and, if it
 // has one, its Path) and wrapping the cause, so errors.Is(err,
-// context.DeadlineExceeded) or errors.Is(err, locks.ErrLocked) work. Nothing
+// context.DeadlineExceeded) or errors.Is(err, curator.ErrLocked) work. Nothing
 // is left held or half-held. If a member taken early was lost (its session
 // expired, say) while Lock waited for a later one, Lock fails the same way
-// with an error wrapping locks.ErrLockLost rather than return a set that is
+// with an error wrapping curator.ErrLockLost rather than return a set that is
 // no longer whole.
 //
 // Unlock releases every member in reverse order, tries each even when
@@ -62,7 +62,7 @@
 // TryLock takes every member with the member's own TryLock (no waiting on
 // other holders; the context bounds the ZooKeeper calls) and rolls back as
 // Lock does; a member held elsewhere gives an error wrapping
-// locks.ErrLocked. It needs every member to offer TryLock(ctx) error: if one
+// curator.ErrLocked. It needs every member to offer TryLock(ctx) error: if one
 // does not, TryLock takes nothing and returns an error wrapping
 // errors.ErrUnsupported that names it.
 package multilock

@@ -130,7 +130,7 @@ func (ml *MultiLock) Lock(ctx context.Context) error {
 }
 
 // TryLock takes every member with the member's own TryLock, or none: a
-// member held elsewhere gives a *MemberError wrapping locks.ErrLocked, after
+// member held elsewhere gives a *MemberError wrapping curator.ErrLocked, after
 // the members taken are released in reverse order. ctx bounds the ZooKeeper
 // calls. If a member has no TryLock(ctx) error method, TryLock takes nothing
 // and returns an error wrapping errors.ErrUnsupported.

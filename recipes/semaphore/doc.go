@@ -4,13 +4,13 @@
 //
 // # ZooKeeper layout (Curator's, so Curator clients share the semaphore)
 //
-//	<path>/locks/_c_<uuid>-lock-<seq>      a locks.Mutex: one acquirer at a time
+//	<path>/locks/_c_<uuid>-lock-<seq>      the internal lock: one acquirer at a time
 //	<path>/leases/_c_<uuid>-lease-<seq>    one ephemeral-sequential node per lease
 //
 // Both are protected ephemeral-sequential nodes whose parents are container
-// nodes, made through the locks.Driver that every lock-like recipe of this
-// module shares. A SharedCount is one persistent node holding the count in
-// 4 bytes, big-endian (Java's ByteBuffer.putInt).
+// nodes, made through the one engine (internal/driver) that every lock-like
+// recipe of this module shares. A SharedCount is one persistent node
+// holding the count in 4 bytes, big-endian (Java's ByteBuffer.putInt).
 //
 // # The algorithm
 //
@@ -27,9 +27,11 @@
 // lease of a process whose session dies, and Lease.Lost tells the holder.
 //
 // A Lease is a holding like a locks.Mutex's: a held context cancelled when
-// it is lost (cause locks.ErrLockLost), a fencing token, guarded writes;
-// Release never hides a loss (an error wrapping locks.ErrLockLost when the
-// node was gone). WithOnEnqueue shows a waiter's lease node while it waits.
+// it is lost (cause curator.ErrLockLost), a fencing token, guarded writes;
+// Release never hides a loss (an error wrapping curator.ErrLockLost when the
+// node was gone), and otherwise follows the module's release rule (package
+// curator, "Releasing"). WithOnEnqueue shows a waiter's lease node while it
+// waits.
 //
 // A lease node made by an acquire that then fails, times out or is
 // cancelled is deleted before the call returns (CURATOR-335, CURATOR-462),
