@@ -17,7 +17,9 @@ import (
 func IsNotFound(err error) bool { return errors.Is(err, zk.ErrNoNode) }
 
 // IsNoAuth: the server refused the read or write (the node's ACL).
-func IsNoAuth(err error) bool { return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed) }
+func IsNoAuth(err error) bool {
+	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed)
+}
 
 // IsClosed: the client was closed.
 func IsClosed(err error) bool { return errors.Is(err, framework.ErrClosed) }
