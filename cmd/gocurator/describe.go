@@ -25,7 +25,9 @@ func describe(w io.Writer, loc *inspect.Located) {
 		fmt.Fprintf(tw, "  recipe:\t(%s)\n", why)
 	}
 	fmt.Fprintf(tw, "  session:\t%s\n", session(e))
-	fmt.Fprintf(tw, "  age:\t%s (created %s)\n", age(e.Age), e.Ctime.Format("2006-01-02 15:04:05 MST"))
+	if !e.Ctime.IsZero() {
+		fmt.Fprintf(tw, "  age:\t%s (created %s)\n", age(e.Age), e.Ctime.Format("2006-01-02 15:04:05 MST"))
+	}
 	fmt.Fprintf(tw, "  data:\t%s\n", data(e))
 	fmt.Fprintf(tw, "  token:\t%s (%d)\n", e.TokenHex, e.Token)
 	for _, n := range e.Notes {

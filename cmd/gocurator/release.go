@@ -54,10 +54,13 @@ func (c *cli) release(conn *connFlags, node string, yes, anyNode bool) int {
 	}
 	fmt.Fprintf(c.stdout, "about to delete:\n")
 	describe(c.stdout, loc)
-	fmt.Fprintf(c.stdout, "its owner is not told: it may go on as if it held until its session ends or it looks at its node\n")
+	fmt.Fprintf(c.stdout, "its owner is not told: a holder may go on as if it held until its session ends or it looks at its node\n")
 	if !yes {
 		fmt.Fprintf(c.stdout, "delete it? type yes to confirm: ")
 		line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		if !isTerminal(c.stdin) {
+			fmt.Fprintln(c.stdout) // the answer was not echoed
+		}
 		if strings.TrimSpace(line) != "yes" {
 			return c.errorf(exitFailure, "not confirmed: %s left as it is", node)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -108,7 +109,8 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 		queue("holder", r.Holders, r.Waiters, "")
 	}
 	fmt.Fprintln(w, head)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	notes := slices.ContainsFunc(rows, func(r row) bool { return len(r.entry.Notes) > 0 })
 	fmt.Fprint(tw, "  ROLE\tNODE\tSESSION\tAGE\tDATA\tTOKEN")
 	if notes {
@@ -117,13 +119,16 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 	fmt.Fprintln(tw)
 	for _, rw := range rows {
 		e := rw.entry
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s (%d)", rw.role, rw.node, session(e), age(e.Age), data(e), e.TokenHex, e.Token)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s (%d)", rw.role, rw.node, session(e), entryAge(e), data(e), e.TokenHex, e.Token)
 		if notes {
 			fmt.Fprintf(tw, "\t%s", strings.Join(e.Notes, "; "))
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		io.WriteString(w, strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
@@ -141,6 +146,14 @@ func session(e inspect.Entry) string {
 		return "-"
 	}
 	return e.Session
+}
+
+// entryAge is the node's age, "-" when its ctime is unknown.
+func entryAge(e inspect.Entry) string {
+	if e.Ctime.IsZero() {
+		return "-"
+	}
+	return age(e.Age)
 }
 
 // age prints a duration as an operator reads it: 4.2s, 3m05s, 2h10m, 3d04h.

@@ -25,9 +25,11 @@ func newEntry(z *Znode, role string, position int, now time.Time) Entry {
 	if z.Stat != nil {
 		e.SessionID = z.Stat.EphemeralOwner
 		e.Session = SessionHex(z.Stat.EphemeralOwner)
-		e.Ctime = time.UnixMilli(z.Stat.Ctime).UTC()
-		e.Age = max(now.Sub(e.Ctime), 0) // clocks of client and server may differ
-		e.AgeMillis = e.Age.Milliseconds()
+		if z.Stat.Ctime > 0 { // 0: the server's own nodes (/zookeeper/...)
+			e.Ctime = time.UnixMilli(z.Stat.Ctime).UTC()
+			e.Age = max(now.Sub(e.Ctime), 0) // clocks of client and server may differ
+			e.AgeMillis = e.Age.Milliseconds()
+		}
 		e.Token = z.Stat.Czxid
 		e.TokenHex = fmt.Sprintf("0x%x", z.Stat.Czxid)
 	}

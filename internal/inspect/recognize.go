@@ -183,7 +183,7 @@ func leases(nodes []*Znode, lock *Queue, now time.Time) []Entry {
 		if lock != nil && len(lock.Holders) > 0 {
 			h := lock.Holders[0]
 			if e.SessionID != 0 && e.SessionID == h.SessionID && e.Token > h.Token {
-				e.Notes = append(e.Notes, "being acquired: its session holds the internal lock; granted once the leases number at most the maximum")
+				e.Notes = append(e.Notes, "being acquired (its session holds the internal lock)")
 			} else {
 				e.Notes = append(e.Notes, "granted")
 			}
