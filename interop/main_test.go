@@ -94,6 +94,7 @@ func TestCurator(t *testing.T) {
 		{"SharedCount", testSharedCount},
 		{"Barrier", testBarrier},
 		{"DoubleBarrier", testDoubleBarrier},
+		{"Inspect", testInspect},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

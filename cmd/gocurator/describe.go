@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/gocurator/curator/internal/inspect"
+)
+
+// describe prints what a located node is: the facts an operator checks
+// before acting on it.
+func describe(w io.Writer, loc *inspect.Located) {
+	e := loc.Entry
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  node:\t%s\n", e.Path)
+	if loc.Contender {
+		fmt.Fprintf(tw, "  recipe:\t%s  %s\n", loc.Recipe.Path, loc.Recipe.Label)
+		fmt.Fprintf(tw, "  role:\t%s\n", role(loc))
+	} else {
+		why := "not a contender, lease or member node of a recipe this tool recognises"
+		if loc.Why != "" {
+			why = loc.Why
+		}
+		fmt.Fprintf(tw, "  recipe:\t(%s)\n", why)
+	}
+	fmt.Fprintf(tw, "  session:\t%s\n", session(e))
+	if !e.Ctime.IsZero() {
+		fmt.Fprintf(tw, "  age:\t%s (created %s)\n", age(e.Age), e.Ctime.Format("2006-01-02 15:04:05 MST"))
+	}
+	fmt.Fprintf(tw, "  data:\t%s\n", data(e))
+	fmt.Fprintf(tw, "  token:\t%s (%d)\n", e.TokenHex, e.Token)
+	for _, n := range e.Notes {
+		fmt.Fprintf(tw, "  note:\t%s\n", n)
+	}
+	tw.Flush()
+}
+
+// role names a contender's place: "holder", "waiter 2 of 3", "lease 1".
+func role(loc *inspect.Located) string {
+	e := loc.Entry
+	switch e.Role {
+	case inspect.RoleWaiter:
+		n := len(loc.Recipe.Waiters)
+		if loc.Recipe.Lock != nil && len(loc.Recipe.Lock.Waiters) > 0 {
+			n = len(loc.Recipe.Lock.Waiters)
+		}
+		return fmt.Sprintf("waiter %d of %d%s", e.Position, n, mode(e))
+	case inspect.RoleHolder:
+		return "holder" + mode(e)
+	}
+	return fmt.Sprintf("%s %d", e.Role, e.Position)
+}

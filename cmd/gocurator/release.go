@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/gocurator/curator/internal/inspect"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:    "release",
+		args:    "NODE",
+		nargs:   1,
+		summary: "delete a stuck holder's node",
+		about: `Deletes NODE, a stuck holder's (or waiter's) node as "gocurator inspect" lists
+it, so that the next in line gets the lock. The node's owner is NOT told: it
+may go on acting as the holder until its session ends or it looks at its
+node; its fencing token is what a resource can refuse its late writes by.
+Shows the node (session, age, data) and asks for "yes" on stdin first, or
+deletes at once with --yes. Refuses without --force, and refuses a node that
+is not a recognised contender, lease or member node unless --any is given.`,
+		setup: func(fs *flag.FlagSet) func(*cli, *connFlags, []string) int {
+			force := fs.Bool("force", false, "really delete (required)")
+			yes := fs.Bool("yes", false, "do not ask for confirmation")
+			anyNode := fs.Bool("any", false, "delete even a node that is not a recognised contender, lease or member node")
+			return func(c *cli, conn *connFlags, args []string) int {
+				if !*force {
+					return c.errorf(exitUsage, "release deletes %s and takes the lock from its holder without telling it: pass --force to do it", args[0])
+				}
+				return c.release(conn, args[0], *yes, *anyNode)
+			}
+		},
+	})
+}
+
+func (c *cli) release(conn *connFlags, node string, yes, anyNode bool) int {
+	client, err := conn.dial(c.ctx)
+	if err != nil {
+		return c.dialFailed(err)
+	}
+	defer client.Close()
+	ctx, cancel := conn.op(c.ctx)
+	defer cancel()
+	loc, err := inspect.Locate(ctx, inspect.FromClient(client), node)
+	if err != nil {
+		return c.fail(conn, node, err)
+	}
+	if !loc.Contender && !anyNode {
+		describe(c.stderr, loc)
+		return c.errorf(exitFailure, "refusing to delete %s: it is not a recognised contender, lease or member node (pass --any to delete it anyway)", node)
+	}
+	fmt.Fprintf(c.stdout, "about to delete:\n")
+	describe(c.stdout, loc)
+	fmt.Fprintf(c.stdout, "its owner is not told: a holder may go on as if it held until its session ends or it looks at its node\n")
+	if !yes {
+		fmt.Fprintf(c.stdout, "delete it? type yes to confirm: ")
+		line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		if !isTerminal(c.stdin) {
+			fmt.Fprintln(c.stdout) // the answer was not echoed
+		}
+		if strings.TrimSpace(line) != "yes" {
+			return c.errorf(exitFailure, "not confirmed: %s left as it is", node)
+		}
+	}
+	// A new deadline: the question may have waited.
+	ctx, cancel = conn.op(c.ctx)
+	defer cancel()
+	ok, st, err := client.Exists(ctx, node)
+	switch {
+	case err != nil:
+		return c.fail(conn, node, err)
+	case !ok:
+		fmt.Fprintf(c.stdout, "%s is gone already (released meanwhile); nothing deleted\n", node)
+		return exitOK
+	case st.Czxid != loc.Entry.Token:
+		return c.errorf(exitFailure, "%s was deleted and made again since it was shown (token %s now): not deleted; look again", node, inspect.SessionHex(st.Czxid))
+	}
+	if err := client.Delete(ctx, node); err != nil {
+		if inspect.IsNotFound(err) {
+			fmt.Fprintf(c.stdout, "%s is gone already (released meanwhile); nothing deleted\n", node)
+			return exitOK
+		}
+		return c.fail(conn, node, err)
+	}
+	fmt.Fprintf(c.stdout, "deleted %s\n", node)
+	return exitOK
+}

@@ -1,0 +1,95 @@
+package main_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/recipes/locks"
+)
+
+// release --force --yes deletes a stuck holder's node, and the first
+// waiter then acquires.
+func testRelease(t *testing.T, e *env) {
+	p := e.path(t)
+	q := mutexQueue(t, e, p)
+	r := e.ok(t, "release", q.nodes[0], "--force", "--yes")
+	if !strings.Contains(r.stdout, "deleted "+q.nodes[0]) || !strings.Contains(r.stdout, sessionOf(q.clients[0])) {
+		t.Errorf("release said:\n%s", r)
+	}
+	done(t, q.waits[1], "the first waiter's Lock after the release")
+	if q.mutexes[1].Node() != q.nodes[1] {
+		t.Errorf("the first waiter holds with %s, queued as %s", q.mutexes[1].Node(), q.nodes[1])
+	}
+	rec := recipeAt(t, e.snapshot(t, p), p, inspect.KindMutex)
+	if !slices.Equal(paths(rec.Holders), q.nodes[1:2]) || !slices.Equal(paths(rec.Waiters), q.nodes[2:]) {
+		t.Errorf("after the release: holders %v waiters %v", paths(rec.Holders), paths(rec.Waiters))
+	}
+}
+
+// Without --yes, release shows the node and deletes only on "yes".
+func testReleaseAsks(t *testing.T, e *env) {
+	ctx := testCtx(t)
+	p := e.path(t)
+	c := newClient(t, e)
+	m, err := locks.NewMutex(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"release", "--force", m.Node(), "--connect", e.srv.ConnectString()}
+	r := gocurator(t, "no\n", nil, args...)
+	if r.code != 1 || !strings.Contains(r.stdout, "type yes") {
+		t.Errorf("release answered no: %s; want the question and exit 1", r)
+	}
+	for _, want := range []string{"node:", m.Node(), "session:", sessionOf(c), "age:", "data:", string(c.DefaultData()), "role:", "holder"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("release did not show %q before asking:\n%s", want, r.stdout)
+		}
+	}
+	if ok, _, _ := c.Exists(ctx, m.Node()); !ok {
+		t.Fatal("release deleted the node although told no")
+	}
+	if r := gocurator(t, "", nil, args...); r.code != 1 {
+		t.Errorf("release with no answer (end of input): %s; want exit 1", r)
+	}
+	if r := gocurator(t, "yes\n", nil, args...); r.code != 0 || !strings.Contains(r.stdout, "deleted") {
+		t.Errorf("release answered yes: %s", r)
+	}
+	if ok, _, _ := c.Exists(ctx, m.Node()); ok {
+		t.Error("release answered yes left the node")
+	}
+}
+
+// release refuses without --force, and a node that is no recipe's
+// contender unless --any; a missing node is an error.
+func testReleaseRefusals(t *testing.T, e *env) {
+	ctx := testCtx(t)
+	p := e.path(t)
+	c := newClient(t, e)
+	if _, err := c.Create(ctx, p+"/config", []byte("x"), framework.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	exists := func() bool { ok, _, _ := c.Exists(context.Background(), p+"/config"); return ok }
+	if r := e.run(t, "release", p+"/config", "--yes"); r.code != 2 || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("release without --force: %s; want exit 2 naming --force", r)
+	}
+	if r := e.run(t, "release", p+"/config", "--force", "--yes"); r.code != 1 || !strings.Contains(r.stderr, "--any") {
+		t.Errorf("release of a plain node: %s; want exit 1 naming --any", r)
+	}
+	if !exists() {
+		t.Fatal("a refused release deleted the node")
+	}
+	e.ok(t, "release", p+"/config", "--force", "--yes", "--any")
+	if exists() {
+		t.Error("release --any left the node")
+	}
+	if r := e.run(t, "release", p+"/config", "--force", "--yes"); r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("release of a missing node: %s", r)
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/recipes/locks"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:    "revoke",
+		args:    "NODE",
+		nargs:   1,
+		summary: "ask the holder of a lock node to release it",
+		about: `Sends the revocation request of Curator's Revoker.attemptRevoke: writes
+__REVOKE__ into NODE (a lock's contender node, as "gocurator inspect" lists
+it). Holders that armed revocation (Curator's makeRevocable, gocurator's
+locks.WithRevocation) release; others keep holding, with the request in their
+node's data. A missing NODE is an error. NODE must be a mutex or read-write
+lock contender, since the request overwrites the node's data, unless --any.`,
+		setup: func(fs *flag.FlagSet) func(*cli, *connFlags, []string) int {
+			anyNode := fs.Bool("any", false, "write the request even into a node that is not a lock's contender")
+			return func(c *cli, conn *connFlags, args []string) int {
+				return c.revoke(conn, args[0], *anyNode)
+			}
+		},
+	})
+}
+
+func (c *cli) revoke(conn *connFlags, node string, anyNode bool) int {
+	client, err := conn.dial(c.ctx)
+	if err != nil {
+		return c.dialFailed(err)
+	}
+	defer client.Close()
+	ctx, cancel := conn.op(c.ctx)
+	defer cancel()
+	loc, err := inspect.Locate(ctx, inspect.FromClient(client), node)
+	if err != nil {
+		return c.fail(conn, node, err)
+	}
+	if !loc.Revocable && !anyNode {
+		describe(c.stderr, loc)
+		return c.errorf(exitFailure, "refusing to revoke %s: it is not a mutex or read-write lock contender, and the request would overwrite its data (pass --any to write it anyway)", node)
+	}
+	if err := locks.Revoke(ctx, client, node); err != nil {
+		return c.fail(conn, node, err)
+	}
+	// locks.Revoke is quiet about a node gone meanwhile: say what happened.
+	ok, _, err := client.Exists(ctx, node)
+	if err != nil {
+		return c.fail(conn, node, err)
+	}
+	fmt.Fprintf(c.stdout, "revocation requested:\n")
+	describe(c.stdout, loc)
+	if !ok {
+		fmt.Fprintf(c.stdout, "%s is gone now: its holder released it (or its session ended)\n", node)
+	} else {
+		fmt.Fprintf(c.stdout, "holders that armed revocation release; \"gocurator inspect --watch\" shows when\n")
+	}
+	return exitOK
+}

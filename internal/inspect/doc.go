@@ -1,0 +1,39 @@
+// Package inspect reads recipes as they stand in ZooKeeper, recognised by
+// their node layout alone: Apache Curator's and gocurator's (which write the
+// same names), so that an operator sees who holds a lock and who waits,
+// whichever language made the nodes. It is the logic behind the gocurator
+// command (cmd/gocurator), kept apart from it so that it can be tested
+// without the binary.
+//
+// Read fetches a subtree (every node's stat and data, the children of every
+// persistent node) into a Znode tree; Recognize turns a tree into Recipes
+// (pure: no I/O), each with its holders and waiters in queue order;
+// Take does both; Watch redraws on ZooKeeper child watches; Locate finds
+// the recipe and role of one node (for revoke and release).
+//
+// What is recognised (names in names.go):
+//
+//   - mutex: children "_c_<uuid>-lock-<seq>" (InterProcessMutex,
+//     LeaderSelector, gocurator's locks.Mutex); the lowest sequence holds;
+//   - read-write lock: "_c_<uuid>-__READ__<seq>" and "_c_<uuid>-__WRIT__<seq>"
+//     in one queue ordered by sequence: a writer holds when no node has a
+//     lower sequence, a reader when no writer has (a downgraded read node may
+//     share its writer's sequence);
+//   - semaphore: children "locks" (its internal mutex) and "leases"
+//     ("_c_<uuid>-lease-<seq>"); the maximum is not stored in ZooKeeper, so
+//     leases are listed in order, not split into granted and waiting;
+//   - leader latch: "_c_<uuid>-latch-<seq>", data the participant id; the
+//     lowest is the leader;
+//   - double barrier: members ("_c_<uuid>-member", Curator's bare UUIDs) and
+//     "ready";
+//   - shared count: a persistent leaf with 4 bytes of data;
+//   - barrier or plain node: any other leaf;
+//   - unknown: a node with ephemeral (or protected) children of no known
+//     layout.
+//
+// Contender names may also come without the protection prefix (as very old
+// Curator versions made them); a "_c_" prefix without a real UUID (as
+// go-zookeeper's zk.Lock makes) is not Curator's layout and shows as unknown.
+// A node with persistent children only is a parent of recipes, not one
+// itself: it is walked into, not listed.
+package inspect
