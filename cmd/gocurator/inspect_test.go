@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
 	"github.com/gocurator/curator/recipes/locks"
@@ -136,7 +137,7 @@ func testReadWrite(t *testing.T, e *env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		half := rw.Read()
+		var half curator.Locker = rw.Read()
 		if write {
 			half = rw.Write()
 		}

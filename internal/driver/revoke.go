@@ -9,11 +9,8 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
 )
-
-// RevokeMessage is the data Revoke writes into a holder's node to ask it to
-// release (Curator's LockInternals.REVOKE_MESSAGE).
-const RevokeMessage = "__REVOKE__"
 
 // watchRevocation waits, while the holding lasts, for a revocation request
 // in its node and calls fn once if one comes.
@@ -32,7 +29,7 @@ func (h *Hold) watchRevocation(fn func()) {
 		if err != nil {
 			return
 		}
-		if string(data) == RevokeMessage {
+		if string(data) == layout.RevokeMessage {
 			w.Stop()
 			fn()
 			return
@@ -50,14 +47,14 @@ func (h *Hold) watchRevocation(fn func()) {
 }
 
 // Revoke asks the holder of a lock node to release it (Curator's
-// Revoker.attemptRevoke): it writes RevokeMessage into the node. Holders
+// Revoker.attemptRevoke): it writes layout.RevokeMessage into the node. Holders
 // that armed revocation release; others ignore it. A node already gone is
 // not an error.
 func Revoke(ctx context.Context, client *framework.Client, node string) error {
 	if client == nil {
 		return fmt.Errorf("revoke: %w: nil client", curator.ErrInvalidArgument)
 	}
-	_, err := client.Set(ctx, node, []byte(RevokeMessage))
+	_, err := client.Set(ctx, node, []byte(layout.RevokeMessage))
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}

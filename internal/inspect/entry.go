@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // newEntry describes node z in role at position, as of now.
@@ -34,7 +36,7 @@ func newEntry(z *Znode, role string, position int, now time.Time) Entry {
 		e.TokenHex = fmt.Sprintf("0x%x", z.Stat.Czxid)
 	}
 	e.Data, e.DataEncoding = DisplayData(z.Data)
-	if string(z.Data) == revokeMessage {
+	if string(z.Data) == layout.RevokeMessage {
 		e.Notes = append(e.Notes, "revocation requested (its holder releases if it armed revocation)")
 	}
 	return e

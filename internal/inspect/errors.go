@@ -6,12 +6,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator"
 )
 
-// Every test of an error against a sentinel is here, one helper each, so
-// that the sentinels can move (the framework's are moving to the root
-// package) without a hunt through the code.
+// Every test of an error against a sentinel is here, one helper each.
 
 // IsNotFound: the node does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, zk.ErrNoNode) }
@@ -22,16 +20,16 @@ func IsNoAuth(err error) bool {
 }
 
 // IsClosed: the client was closed.
-func IsClosed(err error) bool { return errors.Is(err, framework.ErrClosed) }
+func IsClosed(err error) bool { return errors.Is(err, curator.ErrClosed) }
 
 // IsBadInput: the client refused a path or argument before any I/O.
 func IsBadInput(err error) bool {
-	return errors.Is(err, framework.ErrInvalidPath) || errors.Is(err, framework.ErrInvalidArgument)
+	return errors.Is(err, curator.ErrInvalidArgument) // ErrInvalidPath is one
 }
 
 // IsUnreachable: no answer from the server in time (connection loss,
 // operation timeout, the deadline).
 func IsUnreachable(err error) bool {
-	return errors.Is(err, framework.ErrConnectionLoss) || errors.Is(err, framework.ErrOperationTimeout) ||
-		errors.Is(err, framework.ErrSessionLost) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, curator.ErrConnectionLoss) || errors.Is(err, curator.ErrOperationTimeout) ||
+		errors.Is(err, curator.ErrSessionLost) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // family is the layout a child name belongs to.
@@ -35,7 +36,7 @@ func parseName(s string) name {
 	} else if isBareUUID(s) {
 		return name{fam: famMember}
 	}
-	if id != "" && rest == memberName {
+	if id != "" && rest == layout.MemberName {
 		return name{fam: famMember, id: id}
 	}
 	for _, f := range []struct {
@@ -43,11 +44,11 @@ func parseName(s string) name {
 		fam    family
 		mode   string
 	}{
-		{mutexName, famMutex, ""},
-		{readName, famReadWrite, "read"},
-		{writeName, famReadWrite, "write"},
-		{latchName, famLatch, ""},
-		{leaseName, famLease, ""},
+		{layout.MutexName, famMutex, ""},
+		{layout.ReadName, famReadWrite, "read"},
+		{layout.WriteName, famReadWrite, "write"},
+		{layout.LatchName, famLatch, ""},
+		{layout.LeaseName, famLease, ""},
 	} {
 		if seq, ok := strings.CutPrefix(rest, f.prefix); ok && isSequence(seq) {
 			return name{fam: f.fam, seq: seq, mode: f.mode, id: id}
@@ -63,10 +64,10 @@ func isSequence(s string) bool {
 	digits := s
 	if strings.HasPrefix(s, "-") {
 		digits = s[1:]
-		if len(s) != seqLen && len(s) != seqLen+1 {
+		if len(s) != layout.SeqLen && len(s) != layout.SeqLen+1 {
 			return false
 		}
-	} else if len(s) != seqLen {
+	} else if len(s) != layout.SeqLen {
 		return false
 	}
 	for i := 0; i < len(digits); i++ {
@@ -80,7 +81,7 @@ func isSequence(s string) bool {
 // isBareUUID reports whether s is a UUID alone (Curator's double barrier
 // member names), by the framework's own check of protected names.
 func isBareUUID(s string) bool {
-	return len(s) == 36 && framework.IsProtected(protectedPrefix+s+"-x")
+	return len(s) == 36 && framework.IsProtected(framework.ProtectedPrefix+s+"-x")
 }
 
 // isProtectedName reports whether a name carries Curator's protection

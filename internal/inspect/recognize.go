@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // Recognize lists the recipes in the tree rooted at root, in tree order
@@ -55,7 +57,7 @@ func (r *recognizer) node(z *Znode) {
 		switch n := parseName(c.Name); {
 		case n.fam != famNone:
 			groups[n.fam] = append(groups[n.fam], c)
-		case c.Name == readyNode:
+		case c.Name == layout.ReadyNode:
 			ready = c
 		default:
 			others = append(others, c)
@@ -64,8 +66,8 @@ func (r *recognizer) node(z *Znode) {
 	if g := groups[famMutex]; len(g) > 0 {
 		q := lockQueue(z.Path, g, r.now)
 		rec := Recipe{Path: z.Path, Kind: KindMutex, Holders: q.Holders, Waiters: q.Waiters}
-		if z.Name == locksChild {
-			rec.Notes = append(rec.Notes, "named \""+locksChild+"\": it may be the internal lock of a semaphore at "+parentPath(z.Path))
+		if z.Name == layout.LocksChild {
+			rec.Notes = append(rec.Notes, "named \""+layout.LocksChild+"\": it may be the internal lock of a semaphore at "+parentPath(z.Path))
 		}
 		r.add(rec)
 	}
@@ -79,7 +81,7 @@ func (r *recognizer) node(z *Znode) {
 	}
 	if g := groups[famLease]; len(g) > 0 {
 		rec := Recipe{Path: z.Path, Kind: KindSemaphore, Leases: leases(g, nil, r.now),
-			Notes: []string{"the leases of a semaphore whose internal lock (its sibling \"" + locksChild + "\") is outside the path inspected; the maximum is not stored in ZooKeeper"}}
+			Notes: []string{"the leases of a semaphore whose internal lock (its sibling \"" + layout.LocksChild + "\") is outside the path inspected; the maximum is not stored in ZooKeeper"}}
 		r.add(rec)
 	}
 	switch {
@@ -115,7 +117,7 @@ func (r *recognizer) node(z *Znode) {
 // leaf: a shared count (a persistent node of 4 bytes) or a barrier or plain node.
 func (r *recognizer) leaf(z *Znode) {
 	e := newEntry(z, RoleNode, 1, r.now)
-	if !z.ephemeral() && len(z.Data) == sharedCountLen {
+	if !z.ephemeral() && len(z.Data) == layout.SharedCountLen {
 		n := int32(binary.BigEndian.Uint32(z.Data))
 		r.add(Recipe{Path: z.Path, Kind: KindSharedCount, Count: &n, Node: &e})
 		return
@@ -131,7 +133,7 @@ func (r *recognizer) leaf(z *Znode) {
 // (contenders "lock-" only) and "leases" (contenders "lease-" only), both
 // persistent, and nothing else; with "leases", or with a non-empty "locks".
 func (r *recognizer) semaphore(z *Znode) bool {
-	locks, leasesNode := z.child(locksChild), z.child(leasesChild)
+	locks, leasesNode := z.child(layout.LocksChild), z.child(layout.LeasesChild)
 	n := 0
 	for _, c := range []*Znode{locks, leasesNode} {
 		if c != nil {
@@ -265,9 +267,9 @@ func doubleBarrier(path string, members []*Znode, ready *Znode, now time.Time) R
 		rec.Members = append(rec.Members, newEntry(c, RoleMember, i+1, now))
 	}
 	if isReady {
-		rec.Notes = append(rec.Notes, "\""+readyNode+"\" exists: enough members entered")
+		rec.Notes = append(rec.Notes, "\""+layout.ReadyNode+"\" exists: enough members entered")
 	} else {
-		rec.Notes = append(rec.Notes, "no \""+readyNode+"\" yet: members wait for enough others to enter")
+		rec.Notes = append(rec.Notes, "no \""+layout.ReadyNode+"\" yet: members wait for enough others to enter")
 	}
 	return rec
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocurator/curator/internal/layout"
 )
 
 func contender(i int, kind string, seq int) string {
@@ -269,7 +271,7 @@ func TestLatchBarriersCountsUnknown(t *testing.T) {
 func TestRevocationNote(t *testing.T) {
 	f := newFake()
 	n := contender(1, "lock-", 0)
-	f.add("/m/"+n, revokeMessage, 1, 0)
+	f.add("/m/"+n, layout.RevokeMessage, 1, 0)
 	r := only(t, take(t, f, "/m", Options{}), "/m")
 	if len(r.Holders[0].Notes) != 1 || !strings.Contains(r.Holders[0].Notes[0], "revocation requested") {
 		t.Errorf("holder notes %v", r.Holders[0].Notes)

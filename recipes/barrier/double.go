@@ -11,13 +11,9 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
 )
-
-// readyNode is the name of the node, under a double barrier's path, whose
-// existence says that enough members have entered (Curator's READY_NODE).
-// It is not a member.
-const readyNode = "ready"
 
 // DoubleBarrier is one member of a double barrier, the Go counterpart of
 // Curator's DistributedDoubleBarrier (the ZooKeeper recipe): members Enter
@@ -53,10 +49,6 @@ const (
 	leaving
 )
 
-// memberName is the name our member nodes are made with, behind the
-// protection prefix: "<path>/_c_<uuid>-member".
-const memberName = "member"
-
 // member is our node in the barrier.
 type member struct {
 	name    string // "_c_<uuid>-member"
@@ -89,7 +81,7 @@ func NewDoubleBarrier(client *framework.Client, path string, memberQty int) (*Do
 	if memberQty <= 0 {
 		return nil, fmt.Errorf("barrier: %w: memberQty %d must be positive", curator.ErrInvalidArgument, memberQty)
 	}
-	return &DoubleBarrier{client: client, path: path, readyPath: framework.JoinPath(path, readyNode), qty: memberQty}, nil
+	return &DoubleBarrier{client: client, path: path, readyPath: framework.JoinPath(path, layout.ReadyNode), qty: memberQty}, nil
 }
 
 // Path returns the barrier's path.
@@ -194,7 +186,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (*member, error) {
 // outcome is known, so a late create never leaves an orphan member
 // (deleting at once could run before the create lands).
 func (d *DoubleBarrier) createMember(ctx context.Context) (*member, error) {
-	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, memberName), d.client.DefaultData(),
+	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, layout.MemberName), d.client.DefaultData(),
 		framework.WithMode(framework.ModeEphemeral), framework.WithProtection(), framework.WithParentContainers())
 	if err != nil {
 		return nil, fmt.Errorf("barrier: enter %s: %w", d.path, err)
@@ -214,7 +206,7 @@ func (m *member) vanished() error {
 func split(children []string) (ready bool, members []string) {
 	members = make([]string, 0, len(children))
 	for _, c := range children {
-		if c == readyNode {
+		if c == layout.ReadyNode {
 			ready = true
 		} else {
 			members = append(members, c)
@@ -293,7 +285,7 @@ func (d *DoubleBarrier) createReady(ctx context.Context) error {
 	case errors.Is(err, zk.ErrNoNode):
 		return nil // the barrier node is gone: counting again says so
 	}
-	return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, readyNode, err)
+	return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
 }
 
 // readyStamp returns the barrier node's data version made with the ready

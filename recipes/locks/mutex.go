@@ -7,6 +7,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // Mutex is a distributed mutual-exclusion lock: Curator's InterProcessMutex.
@@ -38,7 +39,7 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 	if err != nil {
 		return nil, err
 	}
-	d, err := driver.New(client, path, "lock-", driver.MaxLeases(1))
+	d, err := driver.New(client, path, layout.MutexName, driver.MaxLeases(1))
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
 	}

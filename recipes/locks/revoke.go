@@ -5,11 +5,12 @@ import (
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/layout"
 )
 
-// RevokeMessage is the data Revoke writes into a holder's node to ask it to
-// release (Curator's LockInternals.REVOKE_MESSAGE).
-const RevokeMessage = "__REVOKE__"
+// RevokeMessage ("__REVOKE__") is the data Revoke writes into a holder's
+// node to ask it to release (Curator's LockInternals.REVOKE_MESSAGE).
+const RevokeMessage = layout.RevokeMessage
 
 // Revoke asks the holder of a lock node to release it (Curator's
 // Revoker.attemptRevoke): it writes RevokeMessage into the node. Holders

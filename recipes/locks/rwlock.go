@@ -8,12 +8,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
-)
-
-// Contender names of the read-write lock, as Curator's (equal length).
-const (
-	readName  = "__READ__"
-	writeName = "__WRIT__"
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // ReadWriteLock is Curator's InterProcessReadWriteLock: any number of
@@ -74,11 +69,11 @@ func NewReadWriteLock(client *framework.Client, path string, opts ...Option) (*R
 	if err != nil {
 		return nil, err
 	}
-	wd, err := driver.New(client, path, writeName, driver.MaxLeases(1), readName, writeName)
+	wd, err := driver.New(client, path, layout.WriteName, driver.MaxLeases(1), layout.ReadName, layout.WriteName)
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
 	}
-	rd, err := driver.New(client, path, readName, readPredicate, readName, writeName)
+	rd, err := driver.New(client, path, layout.ReadName, readPredicate, layout.ReadName, layout.WriteName)
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
 	}
@@ -94,7 +89,7 @@ func NewReadWriteLock(client *framework.Client, path string, opts ...Option) (*R
 // first writer before us (Curator's readLockPredicate).
 func readPredicate(contenders []string, ours int) (driver.Decision, error) {
 	for i := 0; i < ours; i++ {
-		if strings.Contains(contenders[i], writeName) {
+		if strings.Contains(contenders[i], layout.WriteName) {
 			return driver.Decision{Watch: contenders[i]}, nil
 		}
 	}
@@ -145,7 +140,7 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 		return nil, err
 	}
 	seq, _ := r.write.d.Sequence(wh.Contender().Name()) // a held node always has one
-	c, err := r.d.EnqueueAs(ctx, readName+seq, r.opts.Data)
+	c, err := r.d.EnqueueAs(ctx, layout.ReadName+seq, r.opts.Data)
 	if err != nil {
 		r.slot.give()
 		return nil, err

@@ -8,15 +8,8 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
-)
-
-// Node names of Curator's layout.
-const (
-	locksChild  = "locks"
-	leasesChild = "leases"
-	lockName    = "lock-"
-	leaseName   = "lease-"
 )
 
 // Semaphore is Curator's InterProcessSemaphoreV2: at most a maximum number of
@@ -68,11 +61,11 @@ func newSemaphore(client *framework.Client, path string, max func() int, wake fu
 	if err != nil {
 		return nil, err
 	}
-	s := &Semaphore{client: client, path: path, leases: framework.JoinPath(path, leasesChild), max: max, wake: wake, opts: o}
-	if s.lock, err = driver.New(client, framework.JoinPath(path, locksChild), lockName, driver.MaxLeases(1)); err != nil {
+	s := &Semaphore{client: client, path: path, leases: framework.JoinPath(path, layout.LeasesChild), max: max, wake: wake, opts: o}
+	if s.lock, err = driver.New(client, framework.JoinPath(path, layout.LocksChild), layout.MutexName, driver.MaxLeases(1)); err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
-	if s.list, err = driver.New(client, s.leases, leaseName, driver.MaxLeases(1)); err != nil {
+	if s.list, err = driver.New(client, s.leases, layout.LeaseName, driver.MaxLeases(1)); err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
 	return s, nil
@@ -183,7 +176,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		}
 		return driver.Decision{}, nil
 	}
-	d, err := driver.New(s.client, s.leases, leaseName, grant)
+	d, err := driver.New(s.client, s.leases, layout.LeaseName, grant)
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
