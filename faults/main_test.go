@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}
+	if os.Getenv(latchChildEnv) != "" {
+		os.Exit(latchChildMain())
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -72,7 +72,16 @@ func TestLatchPathDeleted(t *testing.T) {
 		}
 		ls = append(ls, l)
 	}
-	first, err := ls[0].Await(ctx)
+	var lead *leader.Latch
+	testenv.WaitFor(t, testenv.WaitLong, "a leader", func() bool {
+		for _, l := range ls {
+			if l.HasLeadership() {
+				lead = l
+			}
+		}
+		return lead != nil
+	})
+	first, err := lead.Await(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
