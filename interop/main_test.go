@@ -94,6 +94,9 @@ func TestCurator(t *testing.T) {
 		{"SharedCount", testSharedCount},
 		{"Barrier", testBarrier},
 		{"DoubleBarrier", testDoubleBarrier},
+		{"LeaderLatchMixed", testLeaderLatchMixed},
+		{"LeaderLatchExpiry", testLeaderLatchExpiry},
+		{"LeaderSelectorMixed", testLeaderSelectorMixed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -142,7 +142,10 @@ func TestElectionBadInput(t *testing.T) {
 		{"empty path", curator.ErrInvalidPath, func() error { _, err := leader.NewElection(c, "", "x"); return err }},
 		{"relative path", curator.ErrInvalidPath, func() error { _, err := leader.NewElection(c, "a/b", "x"); return err }},
 		{"root", curator.ErrInvalidPath, func() error { _, err := leader.NewLatch(c, "/", "x"); return err }},
-		{"trailing slash", curator.ErrInvalidPath, func() error { _, err := leader.NewSelector(c, "/a/", "x", func(context.Context) error { return nil }); return err }},
+		{"trailing slash", curator.ErrInvalidPath, func() error {
+			_, err := leader.NewSelector(c, "/a/", "x", func(context.Context) error { return nil })
+			return err
+		}},
 		{"empty id", curator.ErrInvalidArgument, func() error { _, err := leader.NewElection(c, path, ""); return err }},
 		{"id not UTF-8", curator.ErrInvalidArgument, func() error { _, err := leader.NewLatch(c, path, "\xff"); return err }},
 		{"nil function", curator.ErrInvalidArgument, func() error { _, err := leader.NewSelector(c, path, "x", nil); return err }},
