@@ -67,10 +67,12 @@ func (el *Election) Campaign(ctx context.Context) (context.Context, error) {
 
 // Resign gives leadership up: the term's context is cancelled and our node
 // deleted, so the next in line leads. Its error follows the module's
-// release rule (package curator, "Releasing"): nil once done; an error
-// wrapping curator.ErrLockLost if leadership had been lost before (another
-// may have led meanwhile); curator.ErrNotHeld when not leading (nothing
-// changes: a waiting Campaign is stopped by its own ctx).
+// release rule (package curator, "Releasing"): nil once done, even if the
+// delete goes on in the background; an error wrapping curator.ErrLockLost
+// if our node was found already gone (another may have led meanwhile);
+// curator.ErrNotHeld when not leading, including after a term ended by
+// loss (its context told, with cause curator.ErrLockLost); nothing changes
+// then, and a waiting Campaign is stopped by its own ctx.
 func (el *Election) Resign(ctx context.Context) error { return el.e.resign(ctx) }
 
 // IsLeader reports whether this participant leads now (no I/O).

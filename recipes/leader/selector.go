@@ -45,6 +45,7 @@ type Selector struct {
 	queued    bool          // take part again after this turn
 	wake      chan struct{} // Requeue or Close for an idle selector
 	interrupt context.CancelCauseFunc
+	fnDone    chan struct{} // closed when the running function returns
 	done      chan struct{} // the selector's goroutine ended
 }
 
@@ -150,16 +151,22 @@ func (s *Selector) ID() string { return s.e.id }
 func (s *Selector) Path() string { return s.e.path }
 
 // Close stops the selector: a running function's context is cancelled and
-// Close waits for it to return; our node is deleted. It returns once every
-// goroutine of the selector has ended. Idempotent.
+// Close waits for it to return before our node is deleted (leadership lasts
+// until the function returns, as in Curator: nobody else leads before).
+// It returns once every goroutine of the selector has ended. Idempotent.
 func (s *Selector) Close() error {
 	s.mu.Lock()
 	started := s.started
 	s.closed = true
+	var fnDone chan struct{}
 	if s.interrupt != nil {
 		s.interrupt(fmt.Errorf("leader: %s: %w", s.e.path, curator.ErrClosed))
+		fnDone = s.fnDone
 	}
 	s.mu.Unlock()
+	if fnDone != nil {
+		<-fnDone
+	}
 	err := s.e.close(CloseSilent) // ends a campaign under way
 	if started {
 		select {
@@ -207,15 +214,17 @@ func (s *Selector) run() {
 		}
 		pause.reset()
 		fctx, cancel := context.WithCancelCause(h.Context())
+		fnDone := make(chan struct{})
 		s.mu.Lock()
-		s.interrupt = cancel
+		s.interrupt, s.fnDone = cancel, fnDone
 		if s.closed {
 			cancel(fmt.Errorf("leader: %s: %w", s.e.path, curator.ErrClosed))
 		}
 		s.mu.Unlock()
 		ferr := s.fn(fctx)
+		close(fnDone)
 		s.mu.Lock()
-		s.interrupt = nil
+		s.interrupt, s.fnDone = nil, nil
 		s.queued = s.o.autoRequeue
 		s.mu.Unlock()
 		cancel(nil)

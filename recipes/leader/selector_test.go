@@ -114,3 +114,48 @@ func TestSelectorRequeue(t *testing.T) {
 	default:
 	}
 }
+
+// Close of a leading selector: leadership lasts until its function returns
+// (Curator's contract), so when the function sees its context end, its
+// node is still first in line and nobody else leads.
+func TestSelectorCloseWaitsForTheFunction(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	running := make(chan struct{})
+	seen := make(chan string, 1)
+	var a *leader.Selector
+	a, err := leader.NewSelector(c, path, "a", func(fctx context.Context) error {
+		close(running)
+		<-fctx.Done()
+		ps, err := a.Participants(ctx)
+		if err != nil || len(ps) == 0 {
+			seen <- "error"
+			return err
+		}
+		seen <- ps[0].ID
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := leader.NewSelector(testenv.Client(t, testenv.Shared().ConnectString()), path, "b", func(context.Context) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := a.Participants(ctx); return len(ps) == 2 })
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-seen; got != "a" {
+		t.Fatalf("when a's function saw its context end, %s was first in line", got)
+	}
+}
