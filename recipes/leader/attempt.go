@@ -9,6 +9,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // testHookVerify, set only by tests, runs when an attempt has found its node
@@ -46,8 +47,14 @@ func (e *engine) campaign(ctx context.Context, c *driver.Contender) (*driver.Con
 			c = nil // it went with its session
 		}
 		if c == nil {
+			// The create is not cancelled with ctx (it is bounded by the
+			// clean-up timeout): a create cut short would leave its node to
+			// the client's background clean-up, after Close had returned.
+			// Made, the node is deleted below if ctx ended meanwhile.
+			cctx, cancel := recipe.CleanupContext(ctx)
 			var err error
-			c, err = e.d.Enqueue(ctx, e.data)
+			c, err = e.d.Enqueue(cctx, e.data)
+			cancel()
 			if err != nil {
 				c = nil
 				if !transient(err) || ctx.Err() != nil {
