@@ -13,11 +13,13 @@
 //     SharedCount (InterProcessSemaphoreV2, InterProcessSemaphoreMutex);
 //   - recipes/multilock: several locks as one (InterProcessMultiLock);
 //   - recipes/barrier: Barrier and DoubleBarrier;
+//   - recipes/leader: leader election: Election (Campaign, Resign,
+//     Observe), Latch and Selector (LeaderLatch, LeaderSelector);
 //   - testing/zktest: real ZooKeeper servers, ensembles and a fault proxy
 //     for tests (curator-test).
 //
 // Every recipe writes Curator's node layout, so Go and Java processes share
-// a lock, a semaphore or a barrier on the same path.
+// a lock, a semaphore, a barrier or an election on the same path.
 //
 // # Errors
 //

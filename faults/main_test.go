@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}
+	if os.Getenv(latchChildEnv) != "" {
+		os.Exit(latchChildMain())
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -95,6 +95,9 @@ func TestCurator(t *testing.T) {
 		{"Barrier", testBarrier},
 		{"DoubleBarrier", testDoubleBarrier},
 		{"Inspect", testInspect},
+		{"LeaderLatchMixed", testLeaderLatchMixed},
+		{"LeaderLatchExpiry", testLeaderLatchExpiry},
+		{"LeaderSelectorMixed", testLeaderSelectorMixed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -105,7 +108,7 @@ func TestCurator(t *testing.T) {
 
 // setup finds Java and Curator's jars (failing with the command that
 // installs them), compiles the peer into t.TempDir() and starts ZooKeeper.
-func setup(t *testing.T) *env {
+func setup(t testing.TB) *env {
 	t.Helper()
 	javac, err := exec.LookPath("javac")
 	if err != nil {
@@ -150,7 +153,7 @@ func (e *env) path(t *testing.T) string {
 
 // peer is one JVM running testdata/CuratorPeer.java: one Curator client.
 type peer struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	in   io.WriteCloser
 
@@ -163,7 +166,7 @@ type peer struct {
 // startPeers starts n Curator peers at once (a JVM takes a while) and
 // connects each to the server. They quit when the test ends; their logs
 // are printed if it failed.
-func (e *env) startPeers(t *testing.T, n int) []*peer {
+func (e *env) startPeers(t testing.TB, n int) []*peer {
 	t.Helper()
 	peers := make([]*peer, n)
 	answers := make([]<-chan string, n)
@@ -179,7 +182,7 @@ func (e *env) startPeers(t *testing.T, n int) []*peer {
 	return peers
 }
 
-func (e *env) launch(t *testing.T, name string) *peer {
+func (e *env) launch(t testing.TB, name string) *peer {
 	t.Helper()
 	cmd := exec.Command(e.java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",

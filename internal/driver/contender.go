@@ -2,6 +2,9 @@ package driver
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/gocurator/curator"
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
@@ -42,4 +45,26 @@ func (c *Contender) DeleteQuietly(ctx context.Context) {
 	if err := c.Delete(ctx); err != nil {
 		c.d.client.Logger().Warn("deleting a contender node after a failed acquire", "node", c.node, "err", err)
 	}
+}
+
+// Verify confirms on the server that the contender's node exists and is an
+// ephemeral node of the contender's session, which the client has not
+// declared lost: what a holder checks before it relies on holding (Curator's
+// LeaderLatch checks the owner since CURATOR-696, after electing itself on a
+// node of an expiring session). It returns the node's creation zxid, the
+// fencing token. A node gone, or not of that session, is an error wrapping
+// curator.ErrNodeVanished.
+func (c *Contender) Verify(ctx context.Context) (int64, error) {
+	ok, st, err := c.d.client.Exists(ctx, c.node)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, c.vanished()
+	}
+	if st.EphemeralOwner != c.session.ID() || c.session.Lost() {
+		return 0, fmt.Errorf("%w: %s is owned by session 0x%x, ours is 0x%x (lost: %v)",
+			curator.ErrNodeVanished, c.node, uint64(st.EphemeralOwner), uint64(c.session.ID()), c.session.Lost())
+	}
+	return st.Czxid, nil
 }

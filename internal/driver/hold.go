@@ -20,23 +20,43 @@ type HoldOptions struct {
 	// revocation request (RevokeMessage) is written into the node while it
 	// is held: Curator's makeRevocable.
 	OnRevoke func()
+	// WatchNode makes the holding watch its own node too: if someone else
+	// deletes it (an operator, a script, a wiped ensemble), the holding is
+	// lost at once, instead of going on believing it holds while the next
+	// contender takes over (Curator's leader recipes watch only their
+	// predecessor: CURATOR-49).
+	WatchNode bool
+	// KeepOnLoss: a holding lost while its session lives (its connection
+	// suspended) keeps its node, for the caller to hold again once the
+	// connection is back or to delete (Release still deletes it). Default: the
+	// node of a lost holding is deleted in the background, since it only
+	// blocks others now.
+	KeepOnLoss bool
+	// Token is the fencing token if the caller knows it already (from
+	// Contender.Verify); 0 means read it when first asked.
+	Token int64
 }
 
-// Hold is one holding of a contender that holds (a lock, a lease): the held
-// context, cancelled when the holding ends (cause curator.ErrLockLost when
-// it is lost), the Lost channel, the fencing token, guarded writes and the
-// release. When the holding is lost its node is deleted in the background
-// (guaranteed), since it only blocks others now.
+// Hold is one holding of a contender that holds (a lock, a lease, a
+// leadership): the held context, cancelled when the holding ends (cause
+// curator.ErrLockLost when it is lost), the Lost channel, the fencing
+// token, guarded writes and the release. When the holding is lost its node
+// is deleted in the background (guaranteed), since it only blocks others
+// now, unless HoldOptions.KeepOnLoss.
 type Hold struct {
 	c      *Contender
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	keep   bool
 
 	lost     chan struct{}
 	loseOnce sync.Once
-	stop     chan struct{} // ends the monitor and revocation watching
+	stop     chan struct{} // ends the monitor and the node watch
 	stopOnce sync.Once
 	done     chan struct{} // closed once the monitor has ended
+	wctx     context.Context
+	wcancel  context.CancelFunc
+	wdone    chan struct{} // closed once the node watch has ended (closed at once if none)
 
 	tokenMu sync.Mutex
 	token   int64
@@ -49,15 +69,19 @@ var errReleased = errors.New("released")
 // Hold starts holding c (which the caller's predicate says holds). The held
 // context carries parent's values but not its cancellation.
 func (c *Contender) Hold(parent context.Context, o HoldOptions) *Hold {
-	h := &Hold{c: c, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	h := &Hold{c: c, keep: o.KeepOnLoss, token: o.Token,
+		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), wdone: make(chan struct{})}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithoutCancel(parent))
+	h.wctx, h.wcancel = context.WithCancel(context.Background())
 	var susp <-chan struct{}
 	if o.Policy == curator.LoseOnSuspend {
 		susp = c.session.Suspended()
 	}
 	go h.monitor(susp)
-	if o.OnRevoke != nil {
-		go h.watchRevocation(o.OnRevoke)
+	if o.OnRevoke != nil || o.WatchNode {
+		go h.watchNode(o.OnRevoke, o.WatchNode)
+	} else {
+		close(h.wdone)
 	}
 	return h
 }
@@ -66,22 +90,30 @@ func (c *Contender) Hold(parent context.Context, o HoldOptions) *Hold {
 // session is lost or (susp not nil) its connection suspended.
 func (h *Hold) monitor(susp <-chan struct{}) {
 	defer close(h.done)
+	var why string
 	select {
 	case <-h.stop:
 		return
+	case <-h.lost: // found by someone else (the node watch, a guarded write)
+		return
 	case <-h.c.session.Done():
+		why = fmt.Sprintf("session lost (%v)", h.c.session.Err())
 	case <-susp:
+		why = "connection suspended"
 	}
-	h.lose()
-	h.c.d.client.DeleteInBackground(h.c.node, framework.WithIgnoreMissing())
+	h.lose(why)
+	if !h.keep || h.c.session.Lost() {
+		h.c.d.client.DeleteInBackground(h.c.node, framework.WithIgnoreMissing())
+	}
 }
 
 // lose records the loss once: closes lost and ends the held context with
-// cause curator.ErrLockLost.
-func (h *Hold) lose() {
+// cause curator.ErrLockLost (saying why).
+func (h *Hold) lose(why string) {
 	h.loseOnce.Do(func() {
 		close(h.lost)
-		h.cancel(fmt.Errorf("%w: %s", curator.ErrLockLost, h.c.node))
+		h.wcancel()
+		h.cancel(fmt.Errorf("%w: %s: %s", curator.ErrLockLost, h.c.node, why))
 	})
 }
 
@@ -96,7 +128,7 @@ func (h *Hold) Node() string { return h.c.node }
 func (h *Hold) Context() context.Context { return h.ctx }
 
 // Lost returns a channel closed when the holding is lost, including a loss
-// found only by Release, a fencing read or a guarded write.
+// found only by Release, a fencing read, a guarded write or the node watch.
 func (h *Hold) Lost() <-chan struct{} { return h.lost }
 
 // IsLost reports whether the holding is lost.
@@ -121,11 +153,21 @@ func (h *Hold) LostErr() error { return fmt.Errorf("%w: %s", curator.ErrLockLost
 // server's error if it refused the delete. A delete whose reply was lost
 // and whose retry then finds the node gone counts as a loss too: the two
 // cannot be told apart, and a false alarm is the safe side.
-func (h *Hold) Release(ctx context.Context) error {
-	h.stopOnce.Do(func() { close(h.stop) })
+func (h *Hold) Release(ctx context.Context) error { return h.ReleaseCause(ctx, errReleased) }
+
+// ReleaseCause is Release that ends the held context with the given cause
+// (context.Cause of Context) instead of a plain "released": a recipe says
+// why it let go (resigned, closed). It returns once the holding's
+// goroutines have ended.
+func (h *Hold) ReleaseCause(ctx context.Context, cause error) error {
+	h.stopOnce.Do(func() { close(h.stop); h.wcancel() })
 	<-h.done
-	h.cancel(errReleased)
-	if h.IsLost() { // its node is already being deleted; say what happened
+	<-h.wdone
+	h.cancel(cause)
+	if h.IsLost() {
+		if h.keep { // its node was kept for us: it goes now
+			h.c.d.client.DeleteInBackground(h.c.node, framework.WithIgnoreMissing())
+		}
 		return fmt.Errorf("%w: %s (released locally)", curator.ErrLockLost, h.c.node)
 	}
 	err := h.c.d.client.Delete(ctx, h.c.node, framework.WithGuarantee())
@@ -133,10 +175,10 @@ func (h *Hold) Release(ctx context.Context) error {
 	case err == nil, errors.Is(err, curator.ErrDeletePending):
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
-		h.lose()
+		h.lose("its node was gone when released")
 		return fmt.Errorf("%w: %s was gone when released: %w", curator.ErrLockLost, h.c.node, err)
 	case errors.Is(err, curator.ErrClosed): // the node went with the session
-		h.lose()
+		h.lose("the client was closed")
 		return fmt.Errorf("%w: %s: %w", curator.ErrLockLost, h.c.node, err)
 	}
 	return err
@@ -159,7 +201,7 @@ func (h *Hold) FencingToken(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	if !ok {
-		h.lose()
+		h.lose("its node was gone when its fencing token was read")
 		return 0, h.LostErr()
 	}
 	h.token = st.Czxid
@@ -177,7 +219,7 @@ func (h *Hold) GuardedMulti(ctx context.Context, ops []framework.Op) ([]framewor
 	all := append([]framework.Op{framework.CheckOp{Path: h.c.node, Version: -1}}, ops...)
 	res, err := h.c.d.client.Multi(ctx, all...)
 	if err != nil && len(res) > 0 && errors.Is(res[0].Err, zk.ErrNoNode) {
-		h.lose() // our node is gone: the holding ended by loss
+		h.lose("its node was gone at a guarded write") // our node is gone: the holding ended by loss
 		return res[1:], errors.Join(h.LostErr(), err)
 	}
 	if len(res) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -12,31 +13,78 @@ import (
 	"github.com/gocurator/curator/internal/layout"
 )
 
-// watchRevocation waits, while the holding lasts, for a revocation request
-// in its node and calls fn once if one comes.
-func (h *Hold) watchRevocation(fn func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-h.stop:
-		case <-h.lost:
-		}
-		cancel()
-	}()
+// watchRetryPause is how long the node watch waits before trying again
+// after the retry loop gave up on a read (a long disconnection).
+const watchRetryPause = 200 * time.Millisecond
+
+// testHookNodeWatch, set only by tests, runs each time the node watch has
+// armed its watch on the held node.
+var testHookNodeWatch func(node string)
+
+// SetNodeWatchHook sets the hook the node watch of a Hold runs each time
+// its watch is armed (tests only); the returned func restores the previous
+// one. Set it only while no Hold watches.
+func SetNodeWatchHook(f func(node string)) (restore func()) {
+	old := testHookNodeWatch
+	testHookNodeWatch = f
+	return func() { testHookNodeWatch = old }
+}
+
+// watchNode watches the held node while the holding lasts: a revocation
+// request in its data calls onRevoke once (on a goroutine of its own);
+// with lossOnDelete, the node's deletion by someone else loses the holding.
+// Without lossOnDelete (revocation only) it stops at the first event that
+// is not a data change, as it always did.
+func (h *Hold) watchNode(onRevoke func(), lossOnDelete bool) {
+	defer close(h.wdone)
+	ctx := h.wctx
+	client := h.c.d.client
 	for {
-		data, _, w, err := h.c.d.client.GetW(ctx, h.c.node)
-		if err != nil {
+		data, _, w, err := client.GetW(ctx, h.c.node)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil || errors.Is(err, curator.ErrClosed):
 			return
+		case errors.Is(err, zk.ErrNoNode):
+			if lossOnDelete {
+				h.lose("its node was deleted")
+			}
+			return
+		default:
+			if !lossOnDelete || h.c.session.Lost() {
+				return // the monitor tells of a lost session
+			}
+			t := time.NewTimer(watchRetryPause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
 		}
-		if string(data) == layout.RevokeMessage {
-			w.Stop()
-			fn()
-			return
+		if testHookNodeWatch != nil {
+			testHookNodeWatch(h.c.node)
+		}
+		if onRevoke != nil && string(data) == layout.RevokeMessage {
+			go onRevoke()
+			onRevoke = nil
+			if !lossOnDelete {
+				w.Stop()
+				return
+			}
 		}
 		select {
 		case ev := <-w.C():
-			if ev.Type != framework.EventNodeDataChanged {
+			switch {
+			case ev.Type == framework.EventNodeDeleted:
+				if lossOnDelete && ctx.Err() == nil {
+					h.lose("its node was deleted")
+				}
+				return
+			case ev.Type == framework.EventNotWatching:
+				return // session lost or client closed: the monitor tells
+			case ev.Type != framework.EventNodeDataChanged && !lossOnDelete:
 				return
 			}
 		case <-ctx.Done():

@@ -25,6 +25,21 @@
 //   barrier-set|barrier-remove <path>            -> ok                           DistributedBarrier
 //   barrier-wait <path> <timeoutMs>              -> ok | timeout
 //   dbarrier-enter|dbarrier-leave <path> <n> <timeoutMs> -> ok | timeout         DistributedDoubleBarrier
+//   session-id                                   -> ok <hex>                     the client's ZooKeeper session id
+//   latch-start <path> <id>                      -> ok                           LeaderLatch(client, path, id).start()
+//   latch-await <path> <timeoutMs>               -> ok <ourPath> | timeout       await(t, unit)
+//   latch-has <path>                             -> ok true|false                hasLeadership()
+//   latch-events <path>                          -> ok leader,not,...            what its listener heard
+//   latch-close <path> [notify]                  -> ok                           close(SILENT | NOTIFY_LEADER)
+//   latch-leader <path>                          -> ok <id> <isLeader>           getLeader()
+//   latch-participants <path>                    -> ok <id>:<isLeader>,...       getParticipants()
+//   selector-start <path> <id>                   -> ok                           LeaderSelector, autoRequeue, setId
+//   selector-await <path> <timeoutMs>            -> ok | timeout                 until takeLeadership runs
+//   selector-has <path>                          -> ok true|false                takeLeadership is running
+//   selector-release <path>                      -> ok                           takeLeadership returns
+//   selector-close <path>                        -> ok
+//   bench-election <connect> <path> <n> <rounds> -> ok <ms>,<ms>,...             n LeaderLatches on n clients: start to first leader
+//   bench-failover <connect> <path> <rounds>     -> ok <ms>,<ms>,...             leader's close to the next latch's isLeader
 //   quit                                         (closes the client and exits; so does end of input)
 //
 // Failures answer "error <exception>: <message>". Every command runs on the
@@ -44,6 +59,8 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.leader.*;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.recipes.locks.*;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -85,6 +102,118 @@ public class CuratorPeer {
     static final Map<String, InterProcessSemaphoreMutex> semMutexes = new HashMap<>();
     static final Map<String, DistributedDoubleBarrier> doubles = new HashMap<>();
     static final Set<String> revoked = ConcurrentHashMap.newKeySet();
+    static final Map<String, LeaderLatch> latches = new HashMap<>();
+    static final Map<String, List<String>> latchEvents = new ConcurrentHashMap<>();
+    static final Map<String, Sel> selectors = new HashMap<>();
+
+    // A LeaderSelector whose takeLeadership runs until released (or
+    // interrupted: the adapter cancels it on SUSPENDED and LOST).
+    static class Sel extends LeaderSelectorListenerAdapter {
+        final LeaderSelector selector;
+        final Semaphore release = new Semaphore(0);
+        volatile boolean leading;
+        final Object mon = new Object();
+        Sel(String path, String id) {
+            selector = new LeaderSelector(client, path, this);
+            selector.setId(id);
+            selector.autoRequeue();
+        }
+        public void takeLeadership(CuratorFramework c) throws Exception {
+            synchronized (mon) { leading = true; mon.notifyAll(); }
+            try {
+                release.acquire();
+            } finally {
+                synchronized (mon) { leading = false; mon.notifyAll(); }
+            }
+        }
+        boolean await(long ms) throws InterruptedException {
+            long end = System.currentTimeMillis() + ms;
+            synchronized (mon) {
+                while (!leading) {
+                    long left = end - System.currentTimeMillis();
+                    if (left <= 0) return false;
+                    mon.wait(left);
+                }
+                return true;
+            }
+        }
+    }
+
+    static CuratorFramework newClient(String connect) throws Exception {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect)
+                .sessionTimeoutMs(10000).connectionTimeoutMs(10000)
+                .retryPolicy(new ExponentialBackoffRetry(100, 5)).build();
+        c.start();
+        if (!c.blockUntilConnected(60, TimeUnit.SECONDS)) throw new IllegalStateException("not connected");
+        return c;
+    }
+
+    // benchElection: n latches, each on a client of its own, started at
+    // once; the time from the first start to the first isLeader.
+    static String benchElection(String connect, String path, int n, int rounds) throws Exception {
+        List<CuratorFramework> cs = new ArrayList<>();
+        for (int i = 0; i < n; i++) cs.add(newClient(connect));
+        List<String> out = new ArrayList<>();
+        try {
+            for (int r = 0; r < rounds; r++) {
+                String p = path + "/" + r;
+                CountDownLatch first = new CountDownLatch(1);
+                List<LeaderLatch> ls = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    LeaderLatch l = new LeaderLatch(cs.get(i), p, "p" + i);
+                    l.addListener(new LeaderLatchListener() {
+                        public void isLeader() { first.countDown(); }
+                        public void notLeader() {}
+                    });
+                    ls.add(l);
+                }
+                long t0 = System.nanoTime();
+                for (LeaderLatch l : ls) l.start();
+                if (!first.await(60, TimeUnit.SECONDS)) throw new IllegalStateException("no leader in 60s");
+                out.add(String.format(Locale.ROOT, "%.3f", (System.nanoTime() - t0) / 1e6));
+                // everyone in line before the next round
+                for (LeaderLatch l : ls) while (l.getOurPath() == null) Thread.sleep(1);
+                for (LeaderLatch l : ls) l.close();
+            }
+        } finally {
+            for (CuratorFramework c : cs) c.close();
+        }
+        return "ok " + String.join(",", out);
+    }
+
+    // benchFailover: two latches on two clients; the leader closes and the
+    // time to the other's isLeader is measured; then they swap.
+    static String benchFailover(String connect, String path, int rounds) throws Exception {
+        CuratorFramework c1 = newClient(connect), c2 = newClient(connect);
+        List<String> out = new ArrayList<>();
+        try {
+            LeaderLatch leader = new LeaderLatch(c1, path, "a");
+            leader.start();
+            leader.await();
+            CuratorFramework[] cs = {c1, c2};
+            for (int r = 0; r < rounds; r++) {
+                CountDownLatch led = new CountDownLatch(1);
+                LeaderLatch next = new LeaderLatch(cs[(r + 1) % 2], path, "n" + r);
+                next.addListener(new LeaderLatchListener() {
+                    public void isLeader() { led.countDown(); }
+                    public void notLeader() {}
+                });
+                next.start();
+                while (next.getOurPath() == null) Thread.sleep(1);
+                while (next.getParticipants().size() < 2) Thread.sleep(1);
+                long t0 = System.nanoTime();
+                leader.close();
+                if (!led.await(60, TimeUnit.SECONDS)) throw new IllegalStateException("no failover in 60s");
+                out.add(String.format(Locale.ROOT, "%.3f", (System.nanoTime() - t0) / 1e6));
+                leader = next;
+            }
+            leader.close();
+        } finally {
+            c1.close();
+            c2.close();
+        }
+        return "ok " + String.join(",", out);
+    }
 
     static void log(String s) {
         System.err.printf("[curator-peer %6.3fs] %s%n", (System.nanoTime() - T0) / 1e9, s);
@@ -265,6 +394,63 @@ public class CuratorPeer {
                 if (b == null) return "error not entered";
                 return b.leave(ms(a[3]), TimeUnit.MILLISECONDS) ? "ok" : "timeout";
             }
+            case "session-id":
+                return "ok " + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId());
+            case "latch-start": {
+                LeaderLatch l = new LeaderLatch(client, a[1], a[2]);
+                String path = a[1];
+                List<String> ev = Collections.synchronizedList(new ArrayList<>());
+                latchEvents.put(path, ev);
+                l.addListener(new LeaderLatchListener() {
+                    public void isLeader() { ev.add("leader"); }
+                    public void notLeader() { ev.add("not"); }
+                });
+                latches.put(path, l);
+                l.start();
+                return "ok";
+            }
+            case "latch-await": {
+                LeaderLatch l = latches.get(a[1]);
+                return l.await(ms(a[2]), TimeUnit.MILLISECONDS) ? "ok " + l.getOurPath() : "timeout";
+            }
+            case "latch-has":
+                return "ok " + latches.get(a[1]).hasLeadership();
+            case "latch-events":
+                synchronized (latchEvents.get(a[1])) {
+                    return "ok " + String.join(",", latchEvents.get(a[1]));
+                }
+            case "latch-close":
+                latches.remove(a[1]).close(a.length > 2 && a[2].equals("notify") ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
+                return "ok";
+            case "latch-leader": {
+                Participant p = new LeaderLatch(client, a[1]).getLeader();
+                return "ok " + p.getId() + " " + p.isLeader();
+            }
+            case "latch-participants": {
+                List<String> ps = new ArrayList<>();
+                for (Participant p : new LeaderLatch(client, a[1]).getParticipants()) ps.add(p.getId() + ":" + p.isLeader());
+                return joined(ps);
+            }
+            case "selector-start": {
+                Sel sel = new Sel(a[1], a[2]);
+                selectors.put(a[1], sel);
+                sel.selector.start();
+                return "ok";
+            }
+            case "selector-await":
+                return selectors.get(a[1]).await(ms(a[2])) ? "ok" : "timeout";
+            case "selector-has":
+                return "ok " + selectors.get(a[1]).leading;
+            case "selector-release":
+                selectors.get(a[1]).release.release();
+                return "ok";
+            case "selector-close":
+                selectors.remove(a[1]).selector.close();
+                return "ok";
+            case "bench-election":
+                return benchElection(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]));
+            case "bench-failover":
+                return benchFailover(a[1], a[2], Integer.parseInt(a[3]));
             default:
                 return "error unknown command " + a[0];
         }

@@ -1,0 +1,96 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// A holding that watches its node is lost as soon as someone else deletes
+// the node (CURATOR-49): its context ends with ErrLockLost, and its
+// goroutines end.
+func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := ct.Verify(ctx)
+	if err != nil || token == 0 {
+		t.Fatalf("Verify of a held node: %d, %v", token, err)
+	}
+	armed := make(chan struct{}, 1)
+	defer driver.SetNodeWatchHook(func(string) { armed <- struct{}{} })()
+	h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true, Token: token})
+	<-armed
+	if tok, err := h.FencingToken(ctx); err != nil || tok != token {
+		t.Fatalf("FencingToken = %d, %v; want the verified %d", tok, err, token)
+	}
+	if err := other.Delete(ctx, ct.Node()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "the holding lost", h.IsLost)
+	if cause := context.Cause(h.Context()); !errors.Is(cause, curator.ErrLockLost) {
+		t.Fatalf("cause %v, want ErrLockLost", cause)
+	}
+	if _, err := ct.Verify(ctx); !errors.Is(err, curator.ErrNodeVanished) {
+		t.Fatalf("Verify of a deleted node: %v, want ErrNodeVanished", err)
+	}
+	if err := h.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
+		t.Fatalf("Release after the loss: %v, want ErrLockLost", err)
+	}
+	if _, w := c.WatchStats(); w != 0 {
+		t.Fatalf("%d watch waiters left in the client", w)
+	}
+}
+
+// KeepOnLoss: a holding lost to a suspended connection keeps its node while
+// its session lives; the contender can hold again on it, and Release
+// deletes it.
+func TestHoldKeepOnLoss(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true, KeepOnLoss: true})
+	session := c.Session()
+	px.Drop() // the connection drops; the session lives
+	testenv.WaitFor(t, testenv.WaitShort, "the holding lost on suspension", h.IsLost)
+	if err := ct.Wait(ctx, driver.WaitOptions{}); err != nil {
+		t.Fatalf("waiting again on the kept node: %v", err)
+	}
+	if c.Session() != session {
+		t.Fatal("the session changed")
+	}
+	if _, err := ct.Verify(ctx); err != nil {
+		t.Fatalf("the kept node: %v", err)
+	}
+	h2 := ct.Hold(ctx, driver.HoldOptions{WatchNode: true, KeepOnLoss: true})
+	if err := h2.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if kids := testenv.Children(t, c, d.Path()); len(kids) != 0 {
+		t.Fatalf("nodes left: %v", kids)
+	}
+	if err := h.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
+		t.Fatalf("releasing the first, lost holding: %v, want ErrLockLost", err)
+	}
+}

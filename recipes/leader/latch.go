@@ -1,0 +1,186 @@
+package leader
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
+	"github.com/gocurator/curator/internal/recipe"
+)
+
+// Latch is Curator's LeaderLatch: once started, it takes part in the
+// election on its path until closed, leading whenever its node is first in
+// line. Its nodes are Curator's ("<path>/_c_<uuid>-latch-<seq>", the
+// participant id as data), so Curator LeaderLatch participants on the same
+// path take part in the same election, with the same order.
+//
+// Leadership is lost (the context Await returned is cancelled with a cause
+// wrapping curator.ErrLockLost, listeners hear NotLeader) when the
+// connection is suspended (by default; see WithSuspendPolicy), the session
+// is lost, or someone else deletes our node. The latch takes part on: on
+// the same node while its session lives (so, as with Curator, it leads
+// again once reconnected if nobody took over, with the same fencing token),
+// on a new one otherwise. Await again for the next term.
+//
+// Safe for concurrent use. Close it when done.
+type Latch struct {
+	e    *engine
+	mode CloseMode
+	lis  *dispatcher
+
+	mu      sync.Mutex
+	started bool
+}
+
+// NewLatch returns a latch with the given participant id on path
+// (LeaderLatch(client, path, id)). It does no I/O. A nil client, an invalid
+// path, an empty id or a bad option gives an error wrapping
+// curator.ErrInvalidArgument. Options: WithSuspendPolicy, WithOnEnqueue,
+// WithCloseMode.
+func NewLatch(client *framework.Client, path, id string, opts ...Option) (*Latch, error) {
+	o, err := buildOptions(opts, "Latch", "WithCloseMode")
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEngine(client, path, id, layout.LatchName, o)
+	if err != nil {
+		return nil, err
+	}
+	e.rejoin = true
+	l := &Latch{e: e, mode: o.closeMode}
+	e.notify = l.tell
+	return l, nil
+}
+
+// tell queues a change for the listeners, if any were ever added.
+func (l *Latch) tell(leading bool) {
+	l.mu.Lock()
+	lis := l.lis
+	l.mu.Unlock()
+	if lis != nil {
+		lis.push(leading)
+	}
+}
+
+// Start makes the latch take part (in the background: it connects and
+// creates its node by itself). A second Start fails with curator.ErrBusy,
+// a Start after Close with curator.ErrClosed.
+func (l *Latch) Start() error {
+	if _, closed, _ := l.e.current(); closed {
+		return l.e.errClosed()
+	}
+	l.mu.Lock()
+	if l.started {
+		l.mu.Unlock()
+		return fmt.Errorf("leader: %s: latch already started: %w", l.e.path, curator.ErrBusy)
+	}
+	l.started = true
+	l.mu.Unlock()
+	if r := l.e.send(cmd{kind: cmdJoin}); r.err != nil {
+		return r.err
+	}
+	return nil
+}
+
+// AddListener adds a listener (Curator's addListener); the returned func
+// removes it. Listeners added before Start hear every change.
+func (l *Latch) AddListener(li Listener) (remove func()) {
+	if li == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	if l.lis == nil {
+		l.lis = newDispatcher()
+	}
+	lis := l.lis
+	l.mu.Unlock()
+	return lis.add(li)
+}
+
+// Await blocks until the latch leads, and returns the leader context
+// (cancelled when this term of leadership ends, see Latch), or ctx's error
+// (wrapped), or an error wrapping curator.ErrClosed once the latch is
+// closed (Curator's EOFException). Before Start it waits for Start.
+func (l *Latch) Await(ctx context.Context) (context.Context, error) {
+	if ctx == nil {
+		return nil, recipe.ErrNilContext
+	}
+	for {
+		t, closed, changed := l.e.current()
+		switch {
+		case closed:
+			return nil, l.e.errClosed()
+		case t != nil:
+			return t.Context(), nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("leader: %s: await: %w", l.e.path, ctx.Err())
+		}
+	}
+}
+
+// HasLeadership reports whether the latch leads now (no I/O).
+func (l *Latch) HasLeadership() bool { return l.e.isLeader() }
+
+// Leader reads who leads now (the zero Leader if nobody), from ZooKeeper
+// (Curator's getLeader).
+func (l *Latch) Leader(ctx context.Context) (Leader, error) { return (&Election{l.e}).Leader(ctx) }
+
+// Participants reads every participant in line order (Curator's
+// getParticipants).
+func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
+	return (&Election{l.e}).Participants(ctx)
+}
+
+// Observe reports the leader now and at each change (see Election.Observe).
+func (l *Latch) Observe(ctx context.Context) <-chan Leader { return l.e.observe(ctx) }
+
+// FencingToken returns, while leading, our node's creation zxid (see
+// Election.FencingToken).
+func (l *Latch) FencingToken(ctx context.Context) (int64, error) {
+	return (&Election{l.e}).FencingToken(ctx)
+}
+
+// GuardedMulti writes only while leading (see Election.GuardedMulti).
+func (l *Latch) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framework.OpResult, error) {
+	return (&Election{l.e}).GuardedMulti(ctx, ops...)
+}
+
+// ID returns the participant id.
+func (l *Latch) ID() string { return l.e.id }
+
+// Path returns the latch path.
+func (l *Latch) Path() string { return l.e.path }
+
+// Node returns our node while taking part, else "" (Curator's getOurPath).
+func (l *Latch) Node() string { return l.e.ourNode() }
+
+// Close closes the latch with its close mode (WithCloseMode; Curator's
+// close()). See CloseWith.
+func (l *Latch) Close() error { return l.CloseWith(l.mode) }
+
+// CloseWith closes the latch (Curator's close(mode)): it leaves the
+// election (our node deleted; leadership, if any, ends), and with
+// CloseNotifyLeader a leading latch's listeners hear NotLeader. It returns
+// once every goroutine of the latch has ended and the listener calls it
+// queued are done, except when called from a listener (a listener may close
+// its latch): then the listeners' goroutine ends once that call returns.
+// Idempotent.
+func (l *Latch) CloseWith(mode CloseMode) error {
+	if mode != CloseSilent && mode != CloseNotifyLeader {
+		return fmt.Errorf("leader: %w: unknown close mode %d", curator.ErrInvalidArgument, mode)
+	}
+	err := l.e.close(mode)
+	l.mu.Lock()
+	lis := l.lis
+	l.mu.Unlock()
+	if lis != nil {
+		lis.stop()
+	}
+	return err
+}

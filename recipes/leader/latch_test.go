@@ -1,0 +1,168 @@
+package leader_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/recipes/leader"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// recorder is a Listener that records what it hears.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recorder) IsLeader()  { r.mu.Lock(); r.got = append(r.got, "leader"); r.mu.Unlock() }
+func (r *recorder) NotLeader() { r.mu.Lock(); r.got = append(r.got, "not"); r.mu.Unlock() }
+func (r *recorder) events() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+func startLatch(t testing.TB, l *leader.Latch) {
+	t.Helper()
+	t.Cleanup(func() { l.Close() })
+	if err := l.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Curator's LeaderLatch through a short disconnection of its leader
+// (testSessionErrorPolicy): NotLeader at SUSPENDED, then IsLeader again on
+// the same node (same fencing token) once reconnected; the other latch
+// never leads meanwhile.
+func TestLatchKeepsItsPlaceThroughABlip(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	a, _ := leader.NewLatch(testenv.Client(t, px.Addr()), path, "a")
+	b, _ := leader.NewLatch(testenv.Client(t, testenv.Shared().ConnectString()), path, "b")
+	ra, rb := &recorder{}, &recorder{}
+	a.AddListener(ra)
+	b.AddListener(rb)
+	startLatch(t, a)
+	first, err := a.Await(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startLatch(t, b)
+	testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := a.Participants(ctx); return len(ps) == 2 })
+	node := a.Node()
+	tok, err := a.FencingToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px.Drop() // the connection drops; the session lives
+	<-first.Done()
+	if !causeIs(first, curator.ErrLockLost) {
+		t.Fatalf("cause %v", context.Cause(first))
+	}
+	again, err := a.Await(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Node() != node {
+		t.Fatalf("a leads again on %s, it led on %s", a.Node(), node)
+	}
+	if tok2, err := a.FencingToken(ctx); err != nil || tok2 != tok {
+		t.Fatalf("token %d (%v), was %d", tok2, err, tok)
+	}
+	if again.Err() != nil || b.HasLeadership() {
+		t.Fatal("two leaders, or none")
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "a's listener told", func() bool { return len(ra.events()) == 3 })
+	if got := ra.events(); !slices.Equal(got, []string{"leader", "not", "leader"}) {
+		t.Fatalf("a's listener heard %v", got)
+	}
+	if got := rb.events(); len(got) != 0 {
+		t.Fatalf("b's listener heard %v", got)
+	}
+}
+
+// Close modes (Curator's testCallbackNotifyLeader, testCallbackDontNotify):
+// NOTIFY_LEADER tells a leading latch's listeners NotLeader on Close;
+// SILENT does not; a non-leader hears nothing either way. A listener may
+// close its own latch.
+func TestLatchCloseModes(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	for _, mode := range []leader.CloseMode{leader.CloseSilent, leader.CloseNotifyLeader} {
+		path := testenv.Path(t, "/leader")
+		a, _ := leader.NewLatch(c, path, "a", leader.WithCloseMode(mode))
+		b, _ := leader.NewLatch(c, path, "b", leader.WithCloseMode(mode))
+		ra, rb := &recorder{}, &recorder{}
+		a.AddListener(ra)
+		b.AddListener(rb)
+		startLatch(t, a)
+		if _, err := a.Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+		startLatch(t, b)
+		testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := a.Participants(ctx); return len(ps) == 2 })
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"leader"}
+		if mode == leader.CloseNotifyLeader {
+			want = append(want, "not")
+		}
+		if got := ra.events(); !slices.Equal(got, want) {
+			t.Errorf("%v: the leader's listener heard %v, want %v", mode, got, want)
+		}
+		if _, err := b.Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Await(ctx); !errors.Is(err, curator.ErrClosed) {
+			t.Errorf("Await after Close: %v", err)
+		}
+	}
+
+	// A listener that closes its latch (Curator's testCallbackSanity).
+	path := testenv.Path(t, "/leader")
+	l, _ := leader.NewLatch(c, path, "x", leader.WithCloseMode(leader.CloseNotifyLeader))
+	closed := make(chan error, 1)
+	l.AddListener(leader.ListenerFuncs{OnLeader: func() { closed <- l.Close() }})
+	startLatch(t, l)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
+		t.Fatalf("nodes left: %v", kids)
+	}
+}
+
+// Many latches (Curator's testBasic with 10): they lead one at a time, in
+// the order they started, each closing after its turn.
+func TestLatchesLeadInOrder(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	var ls []*leader.Latch
+	for i := range 10 {
+		l, _ := leader.NewLatch(c, path, string(rune('a'+i)))
+		startLatch(t, l)
+		testenv.WaitFor(t, testenv.WaitShort, "in line", func() bool { return l.Node() != "" })
+		ls = append(ls, l)
+	}
+	for i, l := range ls {
+		if _, err := l.Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for j, o := range ls[i+1:] {
+			if o.HasLeadership() {
+				t.Fatalf("latch %d leads with %d", i+1+j, i)
+			}
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

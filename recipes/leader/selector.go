@@ -1,0 +1,238 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
+	"github.com/gocurator/curator/internal/recipe"
+)
+
+// Selector is Curator's LeaderSelector: while this participant leads, it
+// runs a function, and leadership lasts until the function returns (Curator's
+// takeLeadership). Its nodes are an InterProcessMutex's
+// ("<path>/_c_<uuid>-lock-<seq>", the participant id as data), so Curator
+// LeaderSelectors (and InterProcessMutexes) on the same path take turns with
+// it.
+//
+// The function's context is cancelled when leadership can no longer be
+// relied on (suspended by default, see WithSuspendPolicy; session lost;
+// our node deleted by someone else), by Interrupt, and by Close: the
+// function must then return promptly. In Curator terms: every state that
+// the connection-state error policy calls an error cancels leadership
+// (LeaderSelectorListenerAdapter), and cancellation cannot come too early
+// or too late (CURATOR-54, -518): it is one context.
+//
+// Each turn is a new campaign: after the function returns, the selector
+// takes part again only if WithAutoRequeue was given or Requeue is called
+// (Curator's requeue: "queue again" is a flag the selector's one goroutine
+// reads, never a shared task slot, CURATOR-73, -518, -671).
+type Selector struct {
+	e  *engine
+	fn func(ctx context.Context) error
+	o  options
+
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	queued    bool          // take part again after this turn
+	wake      chan struct{} // Requeue or Close for an idle selector
+	interrupt context.CancelCauseFunc
+	fnDone    chan struct{} // closed when the running function returns
+	done      chan struct{} // the selector's goroutine ended
+}
+
+// NewSelector returns a selector with the given participant id on path,
+// that runs fn whenever it leads (LeaderSelector(client, path, listener)
+// with setId). It does no I/O. A nil client or function, an invalid path,
+// an empty id or a bad option gives an error wrapping
+// curator.ErrInvalidArgument. Options: WithSuspendPolicy, WithOnEnqueue,
+// WithAutoRequeue, WithOnError.
+func NewSelector(client *framework.Client, path, id string, fn func(ctx context.Context) error, opts ...Option) (*Selector, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("leader: %w: nil function", curator.ErrInvalidArgument)
+	}
+	o, err := buildOptions(opts, "Selector", "WithAutoRequeue", "WithOnError")
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEngine(client, path, id, layout.MutexName, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Selector{e: e, fn: fn, o: o, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
+}
+
+// Start makes the selector take part (Curator's start, which queues one
+// turn). A second Start fails with curator.ErrBusy, one after Close with
+// curator.ErrClosed.
+func (s *Selector) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return fmt.Errorf("leader: %s: selector: %w", s.e.path, curator.ErrClosed)
+	case s.started:
+		return fmt.Errorf("leader: %s: selector already started: %w", s.e.path, curator.ErrBusy)
+	}
+	s.started, s.queued = true, true
+	go s.run()
+	return nil
+}
+
+// Requeue queues one more turn (Curator's requeue): true if it did, false if
+// a turn is queued or under way already. An error wrapping curator.ErrClosed
+// if the selector is closed or not started.
+func (s *Selector) Requeue() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !s.started {
+		return false, fmt.Errorf("leader: %s: selector not running: %w", s.e.path, curator.ErrClosed)
+	}
+	if s.queued {
+		return false, nil
+	}
+	s.queued = true
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true, nil
+}
+
+// Interrupt cancels the function's context if it is running (Curator's
+// interruptLeadership): the turn ends when it returns.
+func (s *Selector) Interrupt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.interrupt != nil {
+		s.interrupt(fmt.Errorf("leader: %s: interrupted: %w", s.e.path, context.Canceled))
+	}
+}
+
+// HasLeadership reports whether the selector leads now (its function runs
+// with a live context).
+func (s *Selector) HasLeadership() bool { return s.e.isLeader() }
+
+// Leader reads who leads now (see Election.Leader).
+func (s *Selector) Leader(ctx context.Context) (Leader, error) { return (&Election{s.e}).Leader(ctx) }
+
+// Participants reads every participant in line order (Curator's
+// getParticipants).
+func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
+	return (&Election{s.e}).Participants(ctx)
+}
+
+// Observe reports the leader now and at each change (see Election.Observe).
+func (s *Selector) Observe(ctx context.Context) <-chan Leader { return s.e.observe(ctx) }
+
+// FencingToken returns, while leading, our node's creation zxid (see
+// Election.FencingToken).
+func (s *Selector) FencingToken(ctx context.Context) (int64, error) {
+	return (&Election{s.e}).FencingToken(ctx)
+}
+
+// GuardedMulti writes only while leading (see Election.GuardedMulti).
+func (s *Selector) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framework.OpResult, error) {
+	return (&Election{s.e}).GuardedMulti(ctx, ops...)
+}
+
+// ID returns the participant id.
+func (s *Selector) ID() string { return s.e.id }
+
+// Path returns the election path.
+func (s *Selector) Path() string { return s.e.path }
+
+// Close stops the selector: a running function's context is cancelled and
+// Close waits for it to return before our node is deleted (leadership lasts
+// until the function returns, as in Curator: nobody else leads before).
+// It returns once every goroutine of the selector has ended. Idempotent.
+func (s *Selector) Close() error {
+	s.mu.Lock()
+	started := s.started
+	s.closed = true
+	var fnDone chan struct{}
+	if s.interrupt != nil {
+		s.interrupt(fmt.Errorf("leader: %s: %w", s.e.path, curator.ErrClosed))
+		fnDone = s.fnDone
+	}
+	s.mu.Unlock()
+	if fnDone != nil {
+		<-fnDone
+	}
+	err := s.e.close(CloseSilent) // ends a campaign under way
+	if started {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		<-s.done
+	}
+	return err
+}
+
+func (s *Selector) report(err error) {
+	if s.o.onError != nil {
+		s.o.onError(err)
+		return
+	}
+	s.e.client.Logger().Warn("leader: selector", "path", s.e.path, "id", s.e.id, "err", err)
+}
+
+// run is the selector's goroutine: one turn after another while queued.
+func (s *Selector) run() {
+	defer close(s.done)
+	var pause backoff
+	for {
+		s.mu.Lock()
+		closed, queued := s.closed, s.queued
+		s.mu.Unlock()
+		if closed {
+			return
+		}
+		if !queued {
+			<-s.wake
+			continue
+		}
+		h, err := s.e.campaignTerm(s.e.closeCtx)
+		if err != nil {
+			if errors.Is(err, curator.ErrClosed) || s.e.closeCtx.Err() != nil {
+				return
+			}
+			s.report(err)
+			if pause.wait(s.e.closeCtx) != nil {
+				return
+			}
+			continue
+		}
+		pause.reset()
+		fctx, cancel := context.WithCancelCause(h.Context())
+		fnDone := make(chan struct{})
+		s.mu.Lock()
+		s.interrupt, s.fnDone = cancel, fnDone
+		if s.closed {
+			cancel(fmt.Errorf("leader: %s: %w", s.e.path, curator.ErrClosed))
+		}
+		s.mu.Unlock()
+		ferr := s.fn(fctx)
+		close(fnDone)
+		s.mu.Lock()
+		s.interrupt, s.fnDone = nil, nil
+		s.queued = s.o.autoRequeue
+		s.mu.Unlock()
+		cancel(nil)
+		if ferr != nil {
+			s.report(fmt.Errorf("leader: %s: the leader's function: %w", s.e.path, ferr))
+		}
+		rctx, rcancel := recipe.CleanupContext(context.Background())
+		rerr := s.e.resign(rctx)
+		rcancel()
+		if rerr != nil && !errors.Is(rerr, curator.ErrNotHeld) && !errors.Is(rerr, curator.ErrClosed) {
+			s.report(rerr)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package leader_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/recipes/leader"
+)
+
+// Selectors with auto-requeue take turns, one running at a time; Interrupt
+// ends a turn; Close waits for a running function.
+func TestSelectorTakesTurns(t *testing.T) {
+	path := testenv.Path(t, "/leader")
+	var running, turns, overlap atomic.Int32
+	release := make(chan struct{})
+	fn := func(ctx context.Context) error {
+		if running.Add(1) > 1 {
+			overlap.Add(1)
+		}
+		defer running.Add(-1)
+		turns.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	var ss []*leader.Selector
+	for _, id := range []string{"a", "b", "c"} {
+		s, err := leader.NewSelector(testenv.Client(t, testenv.Shared().ConnectString()), path, id, fn, leader.WithAutoRequeue())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+	}
+	if err := ss[0].Start(); !errors.Is(err, curator.ErrBusy) {
+		t.Fatalf("a second Start: %v", err)
+	}
+	for i := 0; i < 6; i++ {
+		testenv.WaitFor(t, testenv.WaitShort, "a turn running", func() bool { return running.Load() == 1 && int(turns.Load()) == i+1 })
+		leaders := 0
+		var l *leader.Selector
+		for _, s := range ss {
+			if s.HasLeadership() {
+				leaders++
+				l = s
+			}
+		}
+		if leaders != 1 {
+			t.Fatalf("%d leaders", leaders)
+		}
+		if i%2 == 0 {
+			release <- struct{}{}
+		} else {
+			l.Interrupt()
+		}
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "a turn running", func() bool { return running.Load() == 1 })
+	for _, s := range ss {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if running.Load() != 0 || overlap.Load() != 0 {
+		t.Fatalf("after Close: %d running, %d overlaps", running.Load(), overlap.Load())
+	}
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
+		t.Fatalf("nodes left: %v", kids)
+	}
+}
+
+// Without auto-requeue a selector leads once; Requeue queues one more
+// turn. A function's error is reported, not swallowed (CURATOR-195).
+func TestSelectorRequeue(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	var mu sync.Mutex
+	var errs []error
+	turns := make(chan struct{}, 10)
+	boom := errors.New("boom")
+	s, err := leader.NewSelector(testenv.Client(t, testenv.Shared().ConnectString()), path, "a",
+		func(context.Context) error { turns <- struct{}{}; return boom },
+		leader.WithOnError(func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-turns
+	testenv.WaitFor(t, testenv.WaitShort, "the turn over", func() bool { ok, _ := s.Requeue(); return ok })
+	<-turns
+	testenv.WaitFor(t, testenv.WaitShort, "both errors reported", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(errs) == 2 && errors.Is(errs[0], boom)
+	})
+	select {
+	case <-turns:
+		t.Fatal("a third turn without Requeue")
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	default:
+	}
+}
+
+// Close of a leading selector: leadership lasts until its function returns
+// (Curator's contract), so when the function sees its context end, its
+// node is still first in line and nobody else leads.
+func TestSelectorCloseWaitsForTheFunction(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	running := make(chan struct{})
+	seen := make(chan string, 1)
+	var a *leader.Selector
+	a, err := leader.NewSelector(c, path, "a", func(fctx context.Context) error {
+		close(running)
+		<-fctx.Done()
+		ps, err := a.Participants(ctx)
+		if err != nil || len(ps) == 0 {
+			seen <- "error"
+			return err
+		}
+		seen <- ps[0].ID
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := leader.NewSelector(testenv.Client(t, testenv.Shared().ConnectString()), path, "b", func(context.Context) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := a.Participants(ctx); return len(ps) == 2 })
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-seen; got != "a" {
+		t.Fatalf("when a's function saw its context end, %s was first in line", got)
+	}
+}
