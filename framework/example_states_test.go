@@ -65,7 +65,8 @@ func ExampleClient_AddListener() {
 	fmt.Println(next()) // CONNECTED
 	session := client.Session()
 
-	px.Blackhole() // a network partition
+	// A network partition: the client hears nothing from the server.
+	px.Blackhole()
 	fmt.Println(next()) // SUSPENDED
 	select {
 	case <-session.Suspended():
