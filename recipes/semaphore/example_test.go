@@ -404,7 +404,6 @@ func ExampleSharedCount() {
 	if err := reader.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer reader.Close()
 	fmt.Println("count:", admin.Count(), reader.Count())
 
 	changed := reader.Changed() // closed at the next change
@@ -424,11 +423,17 @@ func ExampleSharedCount() {
 	fmt.Println("set 4 over a stale value:", ok, err)
 	ok, err = reader.TrySetCount(ctx, reader.VersionedValue(), 4)
 	fmt.Println("set 4 over the current value:", ok, err)
+
+	// Close stops the watching goroutine; a closed count cannot start again.
+	fmt.Println("Close:", reader.Close())
+	fmt.Println("Start after Close, ErrClosed:", errors.Is(reader.Start(ctx), curator.ErrClosed))
 	// Output:
 	// count: 3 3
 	// reader sees: 5
 	// set 4 over a stale value: false <nil>
 	// set 4 over the current value: true <nil>
+	// Close: <nil>
+	// Start after Close, ErrClosed: true
 }
 
 // A semaphore whose maximum is a SharedCount: raising the count lets a
