@@ -63,7 +63,7 @@ func serverVersion(connect string) string {
 	}
 	first, _, _ := strings.Cut(out, "\n")
 	v := strings.TrimSpace(strings.TrimPrefix(first, "Zookeeper version:"))
-	v, _, _ = strings.Cut(v, ",")    // drop the build date
+	v, _, _ = strings.Cut(v, ",")   // drop the build date
 	v, _, _ = strings.Cut(v, "-${") // Debian's build leaves the git id unexpanded
 	return v
 }
