@@ -54,7 +54,7 @@ var (
 var presets = map[string]map[string]string{
 	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "server-warmup": "0", "timeout": "2m"},
 	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "server-warmup": "400", "timeout": "3m"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "200", "server-warmup": "2000", "timeout": "10m"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "server-warmup": "2000", "timeout": "10m"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
