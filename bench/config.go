@@ -76,7 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "unreported lock acquisitions against the server before round 1")
 	fs.StringVar(&c.jsonFile, "json", "", "write every raw result (and the run's settings) to this file")
 	fs.StringVar(&c.javaOpts, "java-opts", os.Getenv("BENCH_JAVA_OPTS"), "JVM options of the curator peer (default: the JVM's own defaults)")
-	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process (killed and reported past it)")
+	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
 	fs.StringVar(&c.connect, "connect", os.Getenv("ZK_CONNECT"), "ZooKeeper connect string (default $ZK_CONNECT, else a local server is started)")
 	fs.IntVar(&c.n, "n", 0, "uncontended: acquire+release pairs")
 	fs.IntVar(&c.ops, "ops", 0, "contended, semaphore, rwlock: acquisitions in total")

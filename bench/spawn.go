@@ -50,9 +50,13 @@ func (s *spawner) run(peer string, j job, round int, root string, ops, n, warmup
 	if err == nil {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		var limit <-chan time.Time // none with --timeout 0
+		if s.c.timeout > 0 {
+			limit = time.After(s.c.timeout)
+		}
 		select {
 		case err = <-done:
-		case <-time.After(s.c.timeout):
+		case <-limit:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 			err = fmt.Errorf("killed after --timeout %v", s.c.timeout)
