@@ -44,6 +44,12 @@ type config struct {
 	root     string
 }
 
+// defaultJavaOpts are fixed rather than the JVM's defaults, which size the
+// heap (and pick the collector) from the machine's RAM and CPUs: the
+// curator peer's memory would then measure the machine. G1 is what the JVM
+// picks on a server; 512 MB is the old harness's maximum.
+const defaultJavaOpts = "-XX:+UseG1GC -Xms64m -Xmx512m"
+
 var (
 	allPeers     = []string{"gocurator", "gozk", "curator"}
 	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "waiters", "cpu"}
@@ -75,7 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&wsGo, "w-go", "", "waiters on one session, Go peers only (list; empty: none)")
 	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "unreported lock acquisitions against the server before round 1")
 	fs.StringVar(&c.jsonFile, "json", "", "write every raw result (and the run's settings) to this file")
-	fs.StringVar(&c.javaOpts, "java-opts", os.Getenv("BENCH_JAVA_OPTS"), "JVM options of the curator peer (default: the JVM's own defaults)")
+	fs.StringVar(&c.javaOpts, "java-opts", orDefault(os.Getenv("BENCH_JAVA_OPTS"), defaultJavaOpts), "JVM options of the curator peer (default $BENCH_JAVA_OPTS, else these)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
 	fs.StringVar(&c.connect, "connect", os.Getenv("ZK_CONNECT"), "ZooKeeper connect string (default $ZK_CONNECT, else a local server is started)")
 	fs.IntVar(&c.n, "n", 0, "uncontended: acquire+release pairs")

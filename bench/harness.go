@@ -133,7 +133,7 @@ func environment(c *config, s *spawner, server string) map[string]string {
 		"gocurator": gocuratorLib{}.impl(), "gozk": gozkLib{}.impl(),
 	}
 	if s.curator != nil {
-		e["curator"] = s.curator.impl + ", JVM options: " + orDefault(c.javaOpts, "the JVM's defaults")
+		e["curator"] = s.curator.impl + ", JVM options: " + orDefault(c.javaOpts, "(none)")
 	}
 	return e
 }
