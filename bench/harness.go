@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -109,9 +110,12 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 	}
 	rep.Table = rows(c, jobs, rep.Results, rep.Unavailable)
 	rep.Environment["wall_time"] = time.Since(t0).Round(time.Second).String()
+	rep.Environment["loadavg_end"] = loadavg()
 
-	fmt.Fprintf(stdout, "\nmedian of %d rounds (spread = (max-min)/median); %s; ZooKeeper %s, %s; %s CPUs\n",
-		c.rounds, c.mode, rep.Environment["zookeeper"], serverDesc, rep.Environment["cpus"])
+	fmt.Fprintf(stdout, "\nmedian of %d rounds (spread = (max-min)/median); %s; ZooKeeper %s, %s\n",
+		c.rounds, c.mode, rep.Environment["zookeeper"], serverDesc)
+	fmt.Fprintf(stdout, "%s CPUs, load average %s at the start, %s at the end (other work on the machine shows there); %s\n",
+		rep.Environment["cpus"], rep.Environment["loadavg_start"], rep.Environment["loadavg_end"], rep.Environment["wall_time"])
 	printTable(stdout, c.peers, rep.Table)
 	fmt.Fprint(stdout, legend(c, rep))
 	if c.jsonFile != "" {
@@ -130,7 +134,7 @@ func environment(c *config, s *spawner, server string) map[string]string {
 	e := map[string]string{
 		"date": time.Now().UTC().Format(time.RFC3339), "cpus": fmt.Sprint(runtime.NumCPU()),
 		"go": runtime.Version(), "server": server, "zookeeper": serverVersion(s.connect),
-		"gocurator": gocuratorLib{}.impl(), "gozk": gozkLib{}.impl(),
+		"gocurator": gocuratorLib{}.impl(), "gozk": gozkLib{}.impl(), "loadavg_start": loadavg(),
 	}
 	if s.curator != nil {
 		e["curator"] = s.curator.impl + ", JVM options: " + orDefault(c.javaOpts, "(none)")
@@ -169,4 +173,13 @@ func legend(c *config, rep *report) string {
 		}
 	}
 	return s
+}
+
+// loadavg is the 1-minute load average (/proc/loadavg), "?" if unknown.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
