@@ -2,12 +2,15 @@
 #   make demo   runs the headline demo (starts a local ZooKeeper unless ZK_CONNECT is set)
 #   make test   runs the whole test suite (lint, then go test -race) against a real ZooKeeper
 # Both install what they need first (scripts/install-deps.sh).
+# Also: make bench-peers (gocurator vs go-zookeeper vs Apache Curator on one
+# server, the README's figures; BENCH_FLAGS="--json results.json" keeps every
+# raw result), make bench (micro benchmarks), make lint.
 
 GO ?= go
 TEST_TIMEOUT ?= 20m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: demo test deps lint bench
+.PHONY: demo test deps lint bench bench-peers
 
 deps:
 	@scripts/install-deps.sh
@@ -27,3 +30,6 @@ lint:
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./recipes/...
+
+bench-peers: deps
+	$(GO) run ./bench --mode full $(BENCH_FLAGS)

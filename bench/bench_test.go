@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The peer processes of the end-to-end test are this test binary again.
+func TestMain(m *testing.M) {
+	goLibraries["broken"] = brokenLib{} // violation_test.go
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestHarness runs the whole harness in the tiny preset against a real
+// ZooKeeper (zktest, or ZK_CONNECT) for gocurator, gozk and, when its jars
+// are installed (always in CI), curator. It checks correctness only: no
+// violation, every run of every peer gave a figure, the ratios exist.
+// Never a speed.
+func TestHarness(t *testing.T) {
+	peers := "gocurator,gozk"
+	if p, err := buildCurator(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the curator peer must run in CI: %v", err)
+		}
+		t.Logf("curator peer left out: %v", err)
+	} else {
+		p.remove()
+		peers += ",curator"
+	}
+	// a -race binary sleeps 1 s at exit by default; the peers are this binary
+	t.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+	jsonFile := filepath.Join(t.TempDir(), "results.json")
+	c, err := parseFlags([]string{"--mode", "tiny", "--rounds", "2", "--peers", peers, "--json", jsonFile}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, log bytes.Buffer
+	rep, err := harness(c, &out, &log)
+	t.Logf("stderr:\n%s\nstdout:\n%s", log.String(), out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Violations != 0 || rep.Failures != 0 || len(rep.Unavailable) != 0 {
+		t.Fatalf("violations %d, failures %d, unavailable %v", rep.Violations, rep.Failures, rep.Unavailable)
+	}
+	jobs := plan(c)
+	for _, j := range jobs {
+		for _, p := range j.peers {
+			var runs []*Result
+			for _, r := range rep.Results {
+				if r.Peer == p && r.Workload == j.workload && r.Clients == j.clients {
+					runs = append(runs, r)
+				}
+			}
+			if len(runs) != c.rounds {
+				t.Errorf("%s %s %d: %d runs, want %d", p, j.workload, j.clients, len(runs), c.rounds)
+			}
+			for _, r := range runs {
+				checkRun(t, c, r)
+			}
+		}
+	}
+	for _, r := range rep.Table {
+		for _, p := range c.peers {
+			if cl := r.Cells[p]; !cl.ok() && cl.Status != "n/a" && cl.Status != "not run" {
+				t.Errorf("%s %s %s: %s has no figure (%s)", r.Workload, r.Param, r.Unit, p, cl.Status)
+			}
+		}
+		for _, p := range []string{"gozk", "curator"} {
+			if cl := r.Cells[p]; cl != nil && cl.ok() {
+				if v, ok := r.Ratios[p]; !ok || !(v > 0) {
+					t.Errorf("%s %s %s: no gocurator/%s ratio", r.Workload, r.Param, r.Unit, p)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
+	var saved report
+	if b, err := os.ReadFile(jsonFile); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Results) != len(rep.Results) || len(saved.Table) != len(rep.Table) {
+		t.Errorf("--json holds %d results and %d rows, want %d and %d", len(saved.Results), len(saved.Table), len(rep.Results), len(rep.Table))
+	}
+}
+
+// checkRun checks one run's own figures.
+func checkRun(t *testing.T, c *config, r *Result) {
+	t.Helper()
+	want := c.ops
+	switch r.Workload {
+	case "uncontended":
+		want = c.n
+	case "waiters":
+		want = r.Clients
+	}
+	name := r.Peer + " " + r.Workload
+	if r.failed() || r.Ops != want || !(r.OpsPerS > 0) || r.VmHWMKB <= 0 {
+		t.Errorf("%s %d round %d: ops %d (want %d), %.1f/s, VmHWM %d kB, exit %d %s",
+			name, r.Clients, r.Round, r.Ops, want, r.OpsPerS, r.VmHWMKB, r.Exit, r.Error)
+	}
+	if r.Violations != 0 || r.Workload != "rwlock" && r.MaxHolders > r.Limit {
+		t.Errorf("%s: %d violations, max holders %d, limit %d", name, r.Violations, r.MaxHolders, r.Limit)
+	}
+	if r.Workload == "rwlock" && r.Writes != (c.ops+9)/10 {
+		t.Errorf("%s: %d writes of %d acquisitions, want every 10th", name, r.Writes, c.ops)
+	}
+	if r.Workload == "waiters" && r.WatchesSeen != r.Clients {
+		t.Errorf("%s %d: released with %d predecessor watches set", name, r.Clients, r.WatchesSeen)
+	}
+}

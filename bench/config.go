@@ -1,0 +1,172 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is every flag, for the parent (the harness) and for a peer
+// process (--peer NAME --workload W ...), which gets the same binary and
+// the flags it needs from the parent.
+type config struct {
+	// the harness
+	mode         string
+	rounds       int
+	peers        []string
+	workloads    []string
+	ks           []int // sessions of contended, semaphore, rwlock
+	ws           []int // waiters, every peer
+	wsGo         []int // waiters, the Go peers only (a JVM thread per waiter)
+	serverWarmup int   // unreported lock ops before round 1 (the server is a JVM too)
+	jsonFile     string
+	javaOpts     string
+	timeout      time.Duration // one peer process, start to end
+
+	// both
+	connect string
+	n       int           // uncontended pairs
+	ops     int           // acquisitions in total, over the K sessions
+	warmup  int           // acquisitions before timing, same shape as the workload
+	hold    time.Duration // inside the critical section, holding the lease
+	stall   time.Duration
+	session time.Duration
+
+	// a peer process
+	peer     string
+	workload string
+	clients  int
+	root     string
+}
+
+// defaultJavaOpts are fixed rather than the JVM's defaults, which size the
+// heap (and pick the collector) from the machine's RAM and CPUs: the
+// curator peer's memory would then measure the machine. G1 is what the JVM
+// picks on a server; 512 MB is the old harness's maximum.
+const defaultJavaOpts = "-XX:+UseG1GC -Xms64m -Xmx512m"
+
+var (
+	allPeers     = []string{"gocurator", "gozk", "curator"}
+	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "waiters", "cpu"}
+)
+
+// presets: quick is a minute or two on 2 cores, full the published figures
+// (under 15 minutes on 2 cores), tiny the end-to-end test.
+var presets = map[string]map[string]string{
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "server-warmup": "0", "timeout": "2m"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "server-warmup": "400", "timeout": "3m"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "server-warmup": "2000", "timeout": "10m"},
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./bench [flags]\n\n%s\nflags (a flag given overrides the --mode preset):\n", usageText)
+		fs.PrintDefaults()
+	}
+	var peers, workloads, ks, ws, wsGo string
+	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (a minute or two), full (the published figures) or tiny (the test)")
+	fs.IntVar(&c.rounds, "rounds", 3, "rounds; every peer runs every workload once per round, peers interleaved")
+	fs.StringVar(&peers, "peers", strings.Join(allPeers, ","), "peers to compare")
+	fs.StringVar(&workloads, "workloads", strings.Join(allWorkloads, ","), "workloads (cpu: CPU per acquisition of the uncontended and K=4 contended runs)")
+	fs.StringVar(&ks, "k", "", "sessions for contended, semaphore and rwlock (list)")
+	fs.StringVar(&ws, "w", "", "waiters on one session, every peer (list)")
+	fs.StringVar(&wsGo, "w-go", "", "waiters on one session, Go peers only (list; empty: none)")
+	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "unreported lock acquisitions against the server before round 1")
+	fs.StringVar(&c.jsonFile, "json", "", "write every raw result (and the run's settings) to this file")
+	fs.StringVar(&c.javaOpts, "java-opts", orDefault(os.Getenv("BENCH_JAVA_OPTS"), defaultJavaOpts), "JVM options of the curator peer (default $BENCH_JAVA_OPTS, else these)")
+	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
+	fs.StringVar(&c.connect, "connect", os.Getenv("ZK_CONNECT"), "ZooKeeper connect string (default $ZK_CONNECT, else a local server is started)")
+	fs.IntVar(&c.n, "n", 0, "uncontended: acquire+release pairs")
+	fs.IntVar(&c.ops, "ops", 0, "contended, semaphore, rwlock: acquisitions in total")
+	fs.IntVar(&c.warmup, "warmup", 0, "acquisitions before timing")
+	fs.DurationVar(&c.hold, "hold", 0, "contended, semaphore, rwlock: time spent holding (the holder counts stay raised meanwhile)")
+	fs.DurationVar(&c.stall, "stall", time.Minute, "a peer with no progress for this long fails instead of hanging")
+	fs.DurationVar(&c.session, "session-timeout", 30*time.Second, "ZooKeeper session timeout of every client")
+	fs.StringVar(&c.peer, "peer", "", "(internal) run as this peer")
+	fs.StringVar(&c.workload, "workload", "", "(internal) the peer's workload")
+	fs.IntVar(&c.clients, "clients", 0, "(internal) the peer's K or W")
+	fs.StringVar(&c.root, "root", "", "(internal) the peer's znode root")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.peer != "" { // a peer process gets explicit values
+		return c, nil
+	}
+	preset, ok := presets[c.mode]
+	if !ok {
+		return nil, fmt.Errorf("--mode %q: want quick, full or tiny", c.mode)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, v := range preset {
+		if !set[name] {
+			if err := fs.Set(name, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var err error
+	if c.peers, err = names(peers, allPeers, "--peers"); err != nil {
+		return nil, err
+	}
+	if c.workloads, err = names(workloads, allWorkloads, "--workloads"); err != nil {
+		return nil, err
+	}
+	for _, l := range []struct {
+		s   string
+		dst *[]int
+	}{{ks, &c.ks}, {ws, &c.ws}, {wsGo, &c.wsGo}} {
+		if *l.dst, err = ints(l.s); err != nil {
+			return nil, err
+		}
+	}
+	if c.rounds < 1 || c.n < 1 || c.ops < 1 || c.warmup < 0 {
+		return nil, fmt.Errorf("--rounds, --n and --ops must be positive, --warmup not negative")
+	}
+	return c, nil
+}
+
+func names(list string, known []string, flagName string) ([]string, error) {
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("%s: unknown %q (known: %s)", flagName, s, strings.Join(known, ","))
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: empty", flagName)
+	}
+	return out, nil
+}
+
+func ints(list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q: want a positive number", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

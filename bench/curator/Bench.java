@@ -1,0 +1,227 @@
+// The curator peer of gocurator's peer benchmark (../*.go): one workload of
+// Apache Curator 5.4's recipes against a real ZooKeeper, one JSON line of
+// results on stdout (the fields of ../result.go), exit status 0, 1 on an
+// error, 3 if mutual exclusion, the semaphore bound or the read/write rule
+// was broken, 4 if nothing progressed for --stall (the stall guard).
+// The harness compiles it with javac at run time against Debian's jars and
+// runs it as
+//
+//   java -cp DIR:JARS Bench --peer curator --workload contended --clients 4 \
+//        --connect 127.0.0.1:2181 --root /r --n 1000 --ops 2000 --warmup 200 \
+//        --hold 0ms --stall 60000ms --session-timeout 30000ms
+//
+// The workloads are in Workloads.java and do what ../workloads.go,
+// ../rwlock.go and ../waiters.go do for the Go peers.
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
+
+public class Bench {
+    static String workload = "", connect = "", root = "";
+    static int clients = 1, n = 1000, ops = 1000, warmup = 100;
+    static long holdMs = 0, stallMs = 60000, sessionMs = 30000;
+
+    /** what the workloads get done; the stall guard watches it. */
+    static final AtomicLong progress = new AtomicLong();
+
+    public static void main(String[] args) {
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            String v = args[i + 1];
+            switch (args[i]) {
+                case "--peer": break;
+                case "--workload": workload = v; break;
+                case "--clients": clients = Integer.parseInt(v); break;
+                case "--connect": connect = v; break;
+                case "--root": root = v; break;
+                case "--n": n = Integer.parseInt(v); break;
+                case "--ops": ops = Integer.parseInt(v); break;
+                case "--warmup": warmup = Integer.parseInt(v); break;
+                case "--hold": holdMs = millis(v); break;
+                case "--stall": stallMs = millis(v); break;
+                case "--session-timeout": sessionMs = millis(v); break;
+                default: usage("unknown flag " + args[i]);
+            }
+        }
+        if (args.length % 2 != 0) usage("odd number of arguments");
+        stallGuard();
+        Result r;
+        try {
+            switch (workload) {
+                case "uncontended": r = Workloads.exclusive(1, n, 1, Workloads::mutex); break;
+                case "contended": r = Workloads.exclusive(clients, ops, 1, Workloads::mutex); break;
+                case "semaphore": r = Workloads.exclusive(clients, ops, Workloads.LEASES, Workloads::semaphore); break;
+                case "rwlock": r = Workloads.rwlock(clients, ops); break;
+                case "waiters": r = Workloads.waiters(clients); break;
+                default: usage("unknown workload " + workload); return;
+            }
+        } catch (Throwable e) {
+            fail("workload " + workload, e);
+            return;
+        }
+        System.out.println(r.json());
+        System.out.flush();
+        if (r.violations > 0) {
+            System.err.println("FAIL: " + r.violations + " violations");
+            Runtime.getRuntime().halt(3);
+        }
+        Runtime.getRuntime().halt(0); // Curator's and ZooKeeper's threads are closed; nothing to wait for
+    }
+
+    static long millis(String v) {
+        if (!v.endsWith("ms")) usage("durations are given in ms, got " + v);
+        return Long.parseLong(v.substring(0, v.length() - 2));
+    }
+
+    static void usage(String msg) {
+        System.err.println("Bench: " + msg);
+        Runtime.getRuntime().halt(2);
+    }
+
+    /** ends the process on an error: a failed worker may hold what others wait for. */
+    static void fail(String what, Throwable e) {
+        System.err.println("FAIL: " + what + ": " + e);
+        e.printStackTrace();
+        System.err.flush();
+        Runtime.getRuntime().halt(1);
+    }
+
+    static void stallGuard() {
+        Thread t = new Thread(() -> {
+            long last = progress.get(), since = System.nanoTime();
+            while (true) {
+                sleep(Math.min(stallMs / 10, 1000));
+                long p = progress.get();
+                if (p != last) {
+                    last = p;
+                    since = System.nanoTime();
+                } else if (System.nanoTime() - since > stallMs * 1_000_000L) {
+                    System.err.println("STALL: no progress for " + stallMs + "ms (curator " + workload + " " + clients + ")");
+                    System.err.flush();
+                    Runtime.getRuntime().halt(4);
+                }
+            }
+        }, "stall-guard");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    static void sleep(long ms) {
+        try { Thread.sleep(ms); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+    }
+
+    static CuratorFramework client() throws Exception {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect)
+                .sessionTimeoutMs((int) sessionMs).connectionTimeoutMs(15000)
+                .retryPolicy(new ExponentialBackoffRetry(1000, 3)).build();
+        c.start();
+        if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("no session with " + connect);
+        return c;
+    }
+
+    static int children(CuratorFramework c, String path) throws Exception {
+        try {
+            return c.getChildren().forPath(path).size();
+        } catch (KeeperException.NoNodeException e) {
+            return 0;
+        }
+    }
+
+    /** user+system CPU of this process, ns. */
+    static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** a number field of /proc/self/status (VmHWM, Threads), -1 if absent. */
+    static long procStatus(String field) {
+        try {
+            for (String line : Files.readAllLines(Paths.get("/proc/self/status"))) {
+                if (line.startsWith(field + ":")) return Long.parseLong(line.substring(field.length() + 1).trim().split("\\s+")[0]);
+            }
+        } catch (Exception e) {
+            // not Linux: no figure
+        }
+        return -1;
+    }
+
+    /** (path, session) data watches under path, from wchp; -1 if the server will not say. */
+    static int watchesUnder(String path) {
+        String hosts = connect.contains("/") ? connect.substring(0, connect.indexOf('/')) : connect;
+        String chroot = connect.contains("/") ? connect.substring(connect.indexOf('/')) : "";
+        String first = hosts.split(",")[0];
+        int colon = first.lastIndexOf(':');
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(first.substring(0, colon), Integer.parseInt(first.substring(colon + 1))), 5000);
+            s.setSoTimeout(10000);
+            s.getOutputStream().write("wchp".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            InputStream in = s.getInputStream();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            in.transferTo(out);
+            String text = out.toString(StandardCharsets.US_ASCII);
+            if (text.contains("not in the whitelist")) return -1;
+            String prefix = chroot + path + "/";
+            int count = 0;
+            boolean under = false;
+            for (String line : text.split("\n")) {
+                String t = line.trim();
+                if (t.startsWith("/")) under = t.startsWith(prefix);
+                else if (under && t.startsWith("0x")) count++;
+            }
+            return count;
+        } catch (Exception e) {
+            System.err.println("note: wchp: " + e);
+            return -1;
+        }
+    }
+
+    /** the JSON line: the fields of ../result.go. */
+    static final class Result {
+        String impl = "curator";
+        int ops, maxHolders, limit, writes, threads, watchesSeen;
+        long violations, vmhwmKB;
+        double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS;
+
+        Result(int ops, long wallNanos, long cpuNanos, long[] lat) {
+            this.ops = ops;
+            wallS = wallNanos / 1e9;
+            opsPerS = ops / wallS;
+            cpuMsPerOp = cpuNanos / 1e6 / Math.max(ops, 1);
+            long[] s = lat.clone();
+            Arrays.sort(s);
+            p50Ms = pct(s, 50);
+            p99Ms = pct(s, 99);
+            vmhwmKB = procStatus("VmHWM");
+        }
+
+        static double pct(long[] sorted, double p) {
+            if (sorted.length == 0) return 0;
+            int i = Math.max(0, Math.min(sorted.length - 1, (int) Math.ceil(p / 100 * sorted.length) - 1));
+            return sorted[i] / 1e6;
+        }
+
+        static String num(double d) { return String.format(Locale.ROOT, "%.3f", d); }
+
+        String json() {
+            return "{\"peer\":\"curator\",\"impl\":\"" + impl + "\",\"workload\":\"" + workload + "\",\"clients\":" + clients
+                    + ",\"ops\":" + ops + ",\"wall_s\":" + num(wallS) + ",\"ops_per_s\":" + num(opsPerS)
+                    + ",\"p50_ms\":" + num(p50Ms) + ",\"p99_ms\":" + num(p99Ms) + ",\"cpu_ms_per_op\":" + num(cpuMsPerOp)
+                    + ",\"max_holders\":" + maxHolders + ",\"limit\":" + limit + ",\"violations\":" + violations
+                    + ",\"writes\":" + writes + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
+                    + ",\"queue_s\":" + num(queueS) + ",\"watches_seen\":" + watchesSeen + ",\"exit\":0}";
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package main
+
+// Every use of gocurator's API in the benchmark is in this file (and the
+// server in server.go), so that API changes touch nothing else.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/recipes/semaphore"
+)
+
+type gocuratorLib struct{}
+
+func (gocuratorLib) impl() string { return "gocurator (this tree)" }
+
+func (gocuratorLib) connect(ctx context.Context, connect string, timeout time.Duration) (session, error) {
+	c, err := framework.New(connect, framework.WithSessionTimeout(timeout))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.BlockUntilConnected(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("no session with %s: %w", connect, err)
+	}
+	return gocuratorSession{c}, nil
+}
+
+type gocuratorSession struct{ c *framework.Client }
+
+func (s gocuratorSession) close() { s.c.Close() }
+
+func (s gocuratorSession) mutex(path string) (locker, error) {
+	m, err := locks.NewMutex(s.c, path)
+	if err != nil {
+		return nil, err
+	}
+	return gocuratorMutex{m}, nil
+}
+
+func (s gocuratorSession) semaphore(path string, leases int) (leaser, error) {
+	sem, err := semaphore.New(s.c, path, leases)
+	if err != nil {
+		return nil, err
+	}
+	return gocuratorSemaphore{sem}, nil
+}
+
+func (s gocuratorSession) rwlock(path string) (rwLocker, error) {
+	rw, err := locks.NewReadWriteLock(s.c, path)
+	if err != nil {
+		return nil, err
+	}
+	return gocuratorRW{rw}, nil
+}
+
+func (s gocuratorSession) children(ctx context.Context, path string) (int, error) {
+	kids, _, err := s.c.Children(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	return len(kids), err
+}
+
+// gocuratorMutex is any of our locks: a Mutex, a ReadLock, a WriteLock.
+// Any error of Unlock fails the run: by the release rule (package
+// curator) it is a loss or a misuse.
+type gocuratorMutex struct{ m curator.Locker }
+
+func (m gocuratorMutex) lock(ctx context.Context) error   { return m.m.Lock(ctx) }
+func (m gocuratorMutex) unlock(ctx context.Context) error { return m.m.Unlock(ctx) }
+
+type gocuratorSemaphore struct{ s *semaphore.Semaphore }
+
+func (s gocuratorSemaphore) acquire(ctx context.Context) (func(context.Context) error, error) {
+	l, err := s.s.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
+}
+
+type gocuratorRW struct{ rw *locks.ReadWriteLock }
+
+func (r gocuratorRW) read() locker  { return gocuratorMutex{r.rw.Read()} }
+func (r gocuratorRW) write() locker { return gocuratorMutex{r.rw.Write()} }
+
+// deleteTree removes root and everything under it (a run on an external
+// server leaves nothing behind). Best effort: a lock parent reaped as a
+// container meanwhile is fine.
+func deleteTree(ctx context.Context, connect, root string, timeout time.Duration) error {
+	s, err := gocuratorLib{}.connect(ctx, connect, timeout)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	c := s.(gocuratorSession).c
+	var del func(p string) error
+	del = func(p string) error {
+		kids, _, err := c.Children(ctx, p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if err := del(p + "/" + k); err != nil {
+				return err
+			}
+		}
+		if err := c.Delete(ctx, p); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		return nil
+	}
+	return del(root)
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// report is everything a run produced; --json writes it.
+type report struct {
+	Settings    map[string]any    `json:"settings"`
+	Environment map[string]string `json:"environment"`
+	Unavailable map[string]string `json:"unavailable,omitempty"` // peer -> why, and the install command
+	Results     []*Result         `json:"results"`               // every peer process, in run order
+	Table       []row             `json:"table"`
+	Violations  int               `json:"violations"` // runs that broke mutual exclusion or a bound
+	Failures    int               `json:"failures"`   // other runs without a figure
+}
+
+// harness runs the benchmark: one server, every job of plan() once per
+// round for each of its peers (peers in a different order each round),
+// each in a process of its own; then the table.
+func harness(c *config, stdout, stderr io.Writer) (*report, error) {
+	t0 := time.Now()
+	rep := &report{Unavailable: map[string]string{}, Settings: map[string]any{
+		"mode": c.mode, "rounds": c.rounds, "peers": c.peers, "workloads": c.workloads,
+		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup,
+		"hold_ms": c.hold.Milliseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
+		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
+	}}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	s := &spawner{c: c, self: self}
+	if slices.Contains(c.peers, "curator") {
+		fmt.Fprintln(stderr, "# compiling the curator peer (javac)")
+		if s.curator, err = buildCurator(); err != nil {
+			rep.Unavailable["curator"] = err.Error()
+			fmt.Fprintf(stderr, "# curator peer UNAVAILABLE: %v\n", err)
+		} else {
+			defer s.curator.remove()
+		}
+	}
+	connect, serverDesc, stop, err := startServer(c.connect)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	s.connect = connect
+	root := fmt.Sprintf("/gocurator-bench-%d-%d", time.Now().UnixMilli(), os.Getpid())
+	if c.connect != "" {
+		defer func() {
+			ctx, cancel := context.WithTimeout(bg, time.Minute)
+			defer cancel()
+			if err := deleteTree(ctx, connect, root, c.session); err != nil {
+				fmt.Fprintf(stderr, "# cleaning up %s: %v\n", root, err)
+			}
+		}()
+	}
+	rep.Environment = environment(c, s, serverDesc)
+	for _, k := range []string{"server", "zookeeper", "cpus", "go", "gozk", "curator"} {
+		if v := rep.Environment[k]; v != "" {
+			fmt.Fprintf(stderr, "# %s: %s\n", k, v)
+		}
+	}
+
+	if c.serverWarmup > 0 { // the server is a JVM too: round 1 would pay its JIT
+		fmt.Fprintf(stderr, "# server warm-up: %d contended acquisitions (K=4, gozk), not reported\n", c.serverWarmup)
+		r := s.run("gozk", job{workload: "contended", clients: 4}, 0, root+"/server-warmup", c.serverWarmup, 1, 0)
+		if r.failed() {
+			return nil, fmt.Errorf("server warm-up failed: %s", r.Error)
+		}
+	}
+
+	jobs := plan(c)
+	for round := 1; round <= c.rounds; round++ {
+		for _, j := range jobs {
+			var peers []string
+			for _, p := range j.peers {
+				if rep.Unavailable[p] == "" {
+					peers = append(peers, p)
+				}
+			}
+			for i := range peers { // a different order each round
+				p := peers[(i+round-1)%len(peers)]
+				path := fmt.Sprintf("%s/r%d-%s-%s-%d", root, round, j.workload, p, j.clients)
+				r := s.run(p, j, round, path, c.ops, c.n, c.warmup)
+				if p == "curator" && s.curator != nil && r.Ops > 0 {
+					r.Impl = s.curator.impl
+				}
+				rep.Results = append(rep.Results, r)
+				logResult(stderr, c.rounds, r)
+			}
+		}
+	}
+	for _, r := range rep.Results {
+		switch {
+		case r.Violations > 0 || r.Exit == exitViolation:
+			rep.Violations++
+		case r.failed():
+			rep.Failures++
+		}
+	}
+	rep.Table = rows(c, jobs, rep.Results, rep.Unavailable)
+	rep.Environment["wall_time"] = time.Since(t0).Round(time.Second).String()
+	rep.Environment["loadavg_end"] = loadavg()
+
+	fmt.Fprintf(stdout, "\nmedian of %d rounds (spread = (max-min)/median); %s; ZooKeeper %s, %s\n",
+		c.rounds, c.mode, rep.Environment["zookeeper"], serverDesc)
+	fmt.Fprintf(stdout, "%s CPUs, load average %s at the start, %s at the end (other work on the machine shows there); %s\n",
+		rep.Environment["cpus"], rep.Environment["loadavg_start"], rep.Environment["loadavg_end"], rep.Environment["wall_time"])
+	printTable(stdout, c.peers, rep.Table)
+	fmt.Fprint(stdout, legend(c, rep))
+	if c.jsonFile != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(c.jsonFile, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("--json: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+func environment(c *config, s *spawner, server string) map[string]string {
+	e := map[string]string{
+		"date": time.Now().UTC().Format(time.RFC3339), "cpus": fmt.Sprint(runtime.NumCPU()),
+		"go": runtime.Version(), "server": server, "zookeeper": serverVersion(s.connect),
+		"gocurator": gocuratorLib{}.impl(), "gozk": gozkLib{}.impl(), "loadavg_start": loadavg(),
+	}
+	if s.curator != nil {
+		e["curator"] = s.curator.impl + ", JVM options: " + orDefault(c.javaOpts, "(none)")
+	}
+	return e
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func logResult(w io.Writer, rounds int, r *Result) {
+	what := fmt.Sprintf("# round %d/%d %-11s %5d %-9s", r.Round, rounds, r.Workload, r.Clients, r.Peer)
+	if r.failed() || r.Violations > 0 {
+		fmt.Fprintf(w, "%s FAILED in %.1fs: %s\n", what, r.ProcessS, r.Error)
+		return
+	}
+	fmt.Fprintf(w, "%s %9.1f/s  p50 %.2f ms  %.3f CPU ms/acq  %.0f MB  (%.1fs)\n",
+		what, r.OpsPerS, r.P50Ms, r.CPUMsPerOp, float64(r.VmHWMKB)/1024, r.ProcessS)
+}
+
+// legend says how to read the table, and what went wrong.
+func legend(c *config, rep *report) string {
+	s := "\nratios: gocurator's median over the peer's; for /s rows above 1 means gocurator is faster, for MB and CPU rows below 1 means it uses less.\n"
+	s += "contended, semaphore (3 leases), rwlock (every 10th acquisition a write): K sessions, each its own recipe object, " +
+		fmt.Sprintf("%d acquisitions in total; uncontended: %d acquire+release pairs; waiters: W contenders on one session; cpu: process CPU (user+system) over the timed part / acquisitions.\n", c.ops, c.n)
+	for p, why := range rep.Unavailable {
+		s += fmt.Sprintf("%s: UNAVAILABLE: %s\n", p, why)
+	}
+	for _, r := range rep.Results {
+		if r.failed() || r.Violations > 0 {
+			s += fmt.Sprintf("FAILED: round %d %s %s %d: %s\n", r.Round, r.Peer, r.Workload, r.Clients, r.Error)
+		}
+	}
+	return s
+}
+
+// loadavg is the 1-minute load average (/proc/loadavg), "?" if unknown.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}

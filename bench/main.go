@@ -1,0 +1,54 @@
+// Command bench compares gocurator's lock recipes side by side with
+// go-zookeeper's zk.Lock and Apache Curator 5.4 (Java) on one ZooKeeper
+// server, reproducibly from this repository alone:
+//
+//	go run ./bench [--mode quick|full] [--rounds 3] [--json FILE]   (make bench-peers: --mode full)
+//
+// It starts one local ZooKeeper 3.8 (testing/zktest; or uses --connect /
+// ZK_CONNECT), compiles the Java peer (curator/*.java) against Debian's
+// Curator jars, and runs every workload once per round for each peer,
+// peers interleaved, each run in a process of its own (this binary again,
+// or the JVM) that prints one JSON line, so that peak RSS and CPU are the
+// peer's own. It prints, per workload, each peer's median and spread over
+// the rounds and gocurator's ratio to the others; --json keeps every raw
+// result. Exit status: 3 if any run broke mutual exclusion (or a bound),
+// 1 if any run failed, else 0.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usageText = `Runs the workloads uncontended, contended (K sessions), semaphore (3 leases),
+rwlock (90% reads), waiters (W contenders on one session) and cpu (CPU per
+acquisition) for the peers gocurator, gozk (go-zookeeper zk.Lock) and curator
+(Apache Curator 5.4, Java), against one ZooKeeper server.`
+
+func main() {
+	os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func mainArgs(args []string, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	if c.peer != "" {
+		return peerMain(c, stdout)
+	}
+	rep, err := harness(c, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return exitError
+	}
+	switch {
+	case rep.Violations > 0:
+		return exitViolation
+	case rep.Failures > 0:
+		return exitError
+	}
+	return exitOK
+}

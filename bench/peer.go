@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// peerMain is one peer process of a Go peer: one workload, one JSON line of
+// results on stdout, the exit status telling how it went (measure.go).
+// The curator peer is the same thing in Java (curator/Bench.java).
+func peerMain(c *config, stdout io.Writer) int {
+	lib, ok := goLibraries[c.peer]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "--peer %q: not a Go peer\n", c.peer)
+		return exitUsage
+	}
+	if c.connect == "" || c.root == "" || c.clients < 1 {
+		fmt.Fprintln(os.Stderr, "a peer needs --connect, --root and --clients")
+		return exitUsage
+	}
+	if !supports(c.peer, c.workload) {
+		fmt.Fprintf(os.Stderr, "%s has no recipe for %s\n", c.peer, c.workload)
+		return exitUsage
+	}
+	stallGuard(c.stall, func() string { return fmt.Sprintf("%s %s %d", c.peer, c.workload, c.clients) })
+	var r *Result
+	switch c.workload {
+	case "uncontended":
+		r = exclusive(c, lib, 1, c.n, 1, mutexAcquirer)
+	case "contended":
+		r = exclusive(c, lib, c.clients, c.ops, 1, mutexAcquirer)
+	case "semaphore":
+		r = exclusive(c, lib, c.clients, c.ops, semaphoreLeases, semaphoreAcquirer)
+	case "rwlock":
+		r = rwlockWL(c, lib, c.clients, c.ops)
+	case "waiters":
+		r = waitersWL(c, lib, c.clients)
+	default:
+		fmt.Fprintf(os.Stderr, "--workload %q: unknown\n", c.workload)
+		return exitUsage
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
+	if r.Violations > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d violations\n", r.Violations)
+		return exitViolation
+	}
+	return exitOK
+}

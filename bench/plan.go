@@ -1,0 +1,75 @@
+package main
+
+import "slices"
+
+// job is one workload at one K (or W), run once per round by each of its peers.
+type job struct {
+	workload string
+	clients  int
+	peers    []string
+}
+
+// supports tells whether a peer has the recipe a workload needs.
+func supports(peer, workload string) bool {
+	switch workload {
+	case "semaphore", "rwlock":
+		return peer != "gozk" // go-zookeeper has only zk.Lock
+	}
+	return true
+}
+
+func isGoPeer(p string) bool { _, ok := goLibraries[p]; return ok }
+
+// cpuK is the contended run whose CPU per acquisition the cpu rows show.
+func cpuK(c *config) int {
+	if slices.Contains(c.ks, 4) || len(c.ks) == 0 {
+		return 4
+	}
+	return c.ks[0]
+}
+
+// plan lists the jobs of one round, in order. The cpu workload is the CPU
+// per acquisition of the uncontended and the K=4 contended runs (measured
+// around their timed part), so it adds those runs when they are not there.
+func plan(c *config) []job {
+	want := func(w string) bool { return slices.Contains(c.workloads, w) }
+	var jobs []job
+	add := func(workload string, clients int, goOnly bool) {
+		for _, j := range jobs {
+			if j.workload == workload && j.clients == clients {
+				return
+			}
+		}
+		j := job{workload: workload, clients: clients}
+		for _, p := range c.peers {
+			if supports(p, workload) && (!goOnly || isGoPeer(p)) {
+				j.peers = append(j.peers, p)
+			}
+		}
+		if len(j.peers) > 0 {
+			jobs = append(jobs, j)
+		}
+	}
+	if want("uncontended") || want("cpu") {
+		add("uncontended", 1, false)
+	}
+	for _, w := range []string{"contended", "semaphore", "rwlock"} {
+		if want(w) {
+			for _, k := range c.ks {
+				add(w, k, false)
+			}
+		}
+	}
+	if want("cpu") {
+		add("contended", cpuK(c), false)
+	}
+	if want("waiters") {
+		for _, w := range c.ws {
+			add("waiters", w, false)
+		}
+		for _, w := range c.wsGo {
+			add("waiters", w, true)
+		}
+	}
+	return jobs
+}

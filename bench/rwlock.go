@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// isWrite: every 10th acquisition of the run is a write (90% reads), the
+// same acquisitions for every peer whatever the scheduling.
+func isWrite(i int) bool { return i%10 == 0 }
+
+// rwlockWL is the rwlock workload: K workers, each on its own session with
+// its own read-write lock; a writer must be alone, a reader must see no
+// writer.
+func rwlockWL(c *config, lib library, k, ops int) *Result {
+	ss := openSessions(c, lib, k)
+	var readers, writers, maxReaders atomic.Int32
+	var violations, writes atomic.Int64
+	violation := func(format string, args ...any) {
+		violations.Add(1)
+		fmt.Fprintf(os.Stderr, "VIOLATION: rwlock: "+format+"\n", args...)
+	}
+	run := func(path string, ops int) (wall, cpu time.Duration, lat []time.Duration) {
+		rws := make([]rwLocker, k)
+		for t, s := range ss {
+			rws[t] = must(s.rwlock(path))
+		}
+		writes.Store(0)
+		return timed(k, ops, func(t, i int) (time.Duration, error) {
+			w := isWrite(i)
+			half := rws[t].read()
+			if w {
+				half = rws[t].write()
+			}
+			s := time.Now()
+			if err := half.lock(bg); err != nil {
+				return 0, err
+			}
+			d := time.Since(s)
+			if w {
+				writes.Add(1)
+				if n, r := writers.Add(1), readers.Load(); n > 1 || r > 0 {
+					violation("a writer with %d writers and %d readers", n, r)
+				}
+				hold(c)
+				writers.Add(-1)
+			} else {
+				n := readers.Add(1)
+				for m := maxReaders.Load(); n > m && !maxReaders.CompareAndSwap(m, n); m = maxReaders.Load() {
+				}
+				if w := writers.Load(); w > 0 {
+					violation("a reader with %d writers", w)
+				}
+				hold(c)
+				readers.Add(-1)
+			}
+			if err := half.unlock(bg); err != nil {
+				return 0, fmt.Errorf("release: %w", err)
+			}
+			return d, nil
+		})
+	}
+	run(c.root+"/warm", c.warmup)
+	maxReaders.Store(0)
+	wall, cpu, lat := run(c.root+"/lock", ops)
+	for _, s := range ss {
+		s.close()
+	}
+	r := result(c, lib, ops, wall, cpu, lat)
+	r.MaxHolders, r.Violations, r.Writes = int(maxReaders.Load()), violations.Load(), int(writes.Load()) // no limit on readers
+	return r
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// childEnv marks a peer process started by the harness; the test binary
+// (bench_test.go) looks at it, since it is the binary re-executed there.
+const childEnv = "GOCURATOR_BENCH_CHILD"
+
+// spawner starts peer processes: the Go peers are this binary again, the
+// curator peer is the JVM.
+type spawner struct {
+	c       *config
+	connect string
+	self    string       // this executable
+	curator *curatorPeer // nil when unavailable
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+
+// run runs one peer process for one job and returns its result; a process
+// that failed gives a Result with Exit and Error set.
+func (s *spawner) run(peer string, j job, round int, root string, ops, n, warmup int) *Result {
+	args := []string{"--peer", peer, "--workload", j.workload, "--clients", strconv.Itoa(j.clients),
+		"--connect", s.connect, "--root", root, "--n", strconv.Itoa(n), "--ops", strconv.Itoa(ops),
+		"--warmup", strconv.Itoa(warmup), "--hold", ms(s.c.hold), "--stall", ms(s.c.stall),
+		"--session-timeout", ms(s.c.session)}
+	var cmd *exec.Cmd
+	if peer == "curator" {
+		cmd = s.curator.command(s.c.javaOpts, args)
+	} else {
+		cmd = exec.Command(s.self, args...)
+	}
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// its own process group, killed with us (Linux) and past the timeout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	t0 := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var limit <-chan time.Time // none with --timeout 0
+		if s.c.timeout > 0 {
+			limit = time.After(s.c.timeout)
+		}
+		select {
+		case err = <-done:
+		case <-limit:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			err = fmt.Errorf("killed after --timeout %v", s.c.timeout)
+		}
+	}
+	r := &Result{Peer: peer, Workload: j.workload, Clients: j.clients}
+	if line := lastJSONLine(stdout.Bytes()); line != nil {
+		if pr, perr := parseResult(line); perr == nil {
+			r = pr
+		} else if err == nil {
+			err = perr
+		}
+	}
+	r.Round, r.ProcessS = round, round3(time.Since(t0).Seconds())
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.Exit = exit.ExitCode()
+		r.Error = fmt.Sprintf("exit status %d (%s): %s", r.Exit, exitMeaning(r.Exit), tail(stderr.String(), 6))
+	case err != nil:
+		r.Exit = -1
+		r.Error = fmt.Sprintf("%v: %s", err, tail(stderr.String(), 6))
+	case r.Ops == 0:
+		r.Exit = -1
+		r.Error = "no result line: " + tail(stderr.String(), 6)
+	}
+	return r
+}
+
+func exitMeaning(code int) string {
+	switch code {
+	case exitViolation:
+		return "VIOLATION"
+	case exitStall:
+		return "stalled"
+	case exitUsage:
+		return "usage"
+	}
+	return "error"
+}
+
+func lastJSONLine(out []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := bytes.TrimSpace(lines[i]); bytes.HasPrefix(l, []byte("{")) {
+			return l
+		}
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

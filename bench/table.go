@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// row is one line of the table: one figure of one job for every peer.
+type row struct {
+	Workload string           `json:"workload"`
+	Param    string           `json:"param"` // K=4, W=1000
+	Unit     string           `json:"unit"`  // ops/s, handoffs/s, MB peak RSS, CPU ms/acq
+	Cells    map[string]*cell `json:"cells"`
+	// gocurator's median over the peer's: above 1 is better for a rate,
+	// below 1 for memory and CPU. Absent when either figure is.
+	Ratios map[string]float64 `json:"ratios"`
+}
+
+type cell struct {
+	Median float64 `json:"median,omitempty"`
+	Spread float64 `json:"spread,omitempty"` // (max-min)/median
+	Runs   int     `json:"runs"`
+	Status string  `json:"status,omitempty"` // n/a, not run, unavailable, FAIL, VIOLATION
+}
+
+func (c *cell) ok() bool { return c.Status == "" && c.Runs > 0 }
+
+// rows builds the table from the results: per job its rate; for waiters
+// also peak RSS; for the uncontended and K=cpuK contended runs the CPU
+// per acquisition when the cpu workload was asked for.
+func rows(c *config, jobs []job, results []*Result, unavailable map[string]string) []row {
+	var out []row
+	wantCPU := slices.Contains(c.workloads, "cpu")
+	for _, j := range jobs {
+		param := fmt.Sprintf("K=%d", j.clients)
+		if j.workload == "waiters" {
+			param = fmt.Sprintf("W=%d", j.clients)
+		}
+		add := func(label, unit string, value func(*Result) float64) {
+			r := row{Workload: label, Param: param, Unit: unit, Cells: map[string]*cell{}, Ratios: map[string]float64{}}
+			for _, p := range c.peers {
+				r.Cells[p] = summarize(p, j, results, unavailable, value)
+			}
+			if g := r.Cells["gocurator"]; g != nil && g.ok() {
+				for _, p := range []string{"gozk", "curator"} {
+					if o := r.Cells[p]; o != nil && o.ok() && o.Median > 0 {
+						r.Ratios[p] = g.Median / o.Median
+					}
+				}
+			}
+			out = append(out, r)
+		}
+		switch {
+		case j.workload == "waiters":
+			add("waiters", "handoffs/s", func(r *Result) float64 { return r.OpsPerS })
+			add("waiters", "MB peak RSS", func(r *Result) float64 { return float64(r.VmHWMKB) / 1024 })
+		case slices.Contains(c.workloads, j.workload):
+			add(j.workload, "ops/s", func(r *Result) float64 { return r.OpsPerS })
+		}
+		if wantCPU && (j.workload == "uncontended" || j.workload == "contended" && j.clients == cpuK(c)) {
+			add("cpu "+j.workload, "CPU ms/acq", func(r *Result) float64 { return r.CPUMsPerOp })
+		}
+	}
+	return out
+}
+
+func summarize(peer string, j job, results []*Result, unavailable map[string]string, value func(*Result) float64) *cell {
+	switch {
+	case unavailable[peer] != "":
+		return &cell{Status: "unavailable"}
+	case !supports(peer, j.workload):
+		return &cell{Status: "n/a"}
+	case !slices.Contains(j.peers, peer):
+		return &cell{Status: "not run"}
+	}
+	c := &cell{}
+	var vals []float64
+	for _, r := range results {
+		if r.Peer != peer || r.Workload != j.workload || r.Clients != j.clients {
+			continue
+		}
+		c.Runs++
+		switch {
+		case r.Violations > 0 || r.Exit == exitViolation:
+			c.Status = "VIOLATION"
+		case r.failed():
+			if c.Status == "" {
+				c.Status = "FAIL"
+			}
+		default:
+			vals = append(vals, value(r))
+		}
+	}
+	if c.Runs == 0 {
+		return &cell{Status: "not run"}
+	}
+	if c.Status != "" || len(vals) == 0 {
+		return c
+	}
+	sort.Float64s(vals)
+	m := vals[len(vals)/2]
+	if len(vals)%2 == 0 {
+		m = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
+	}
+	c.Median = m
+	if m > 0 {
+		c.Spread = (vals[len(vals)-1] - vals[0]) / m
+	}
+	return c
+}
+
+// printTable prints the rows aligned, one column per peer, then the ratios.
+func printTable(w io.Writer, peers []string, rs []row) {
+	header := []string{"workload", "", "unit"}
+	for _, p := range peers {
+		header = append(header, p+" (spread)")
+	}
+	var ratioPeers []string
+	if slices.Contains(peers, "gocurator") {
+		for _, p := range []string{"gozk", "curator"} {
+			if slices.Contains(peers, p) {
+				ratioPeers = append(ratioPeers, p)
+				header = append(header, "gocurator/"+p)
+			}
+		}
+	}
+	lines := [][]string{header}
+	for _, r := range rs {
+		l := []string{r.Workload, r.Param, r.Unit}
+		for _, p := range peers {
+			l = append(l, formatCell(r.Cells[p], r.Unit))
+		}
+		for _, p := range ratioPeers {
+			if v, ok := r.Ratios[p]; ok {
+				l = append(l, fmt.Sprintf("%.2fx", v))
+			} else {
+				l = append(l, "-")
+			}
+		}
+		lines = append(lines, l)
+	}
+	widths := make([]int, len(header))
+	for _, l := range lines {
+		for i, s := range l {
+			widths[i] = max(widths[i], len(s))
+		}
+	}
+	for _, l := range lines {
+		var b strings.Builder
+		for i, s := range l {
+			if i < 3 {
+				fmt.Fprintf(&b, "%-*s  ", widths[i], s)
+			} else {
+				fmt.Fprintf(&b, "%*s  ", widths[i], s)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+func formatCell(c *cell, unit string) string {
+	if c == nil {
+		return "-"
+	}
+	if !c.ok() {
+		if c.Status == "FAIL" || c.Status == "VIOLATION" {
+			return fmt.Sprintf("%s (%d runs)", c.Status, c.Runs)
+		}
+		return c.Status
+	}
+	var v string
+	switch {
+	case strings.HasPrefix(unit, "CPU"):
+		v = fmt.Sprintf("%.3f", c.Median)
+	case strings.HasPrefix(unit, "MB"):
+		v = fmt.Sprintf("%.1f", c.Median)
+	default:
+		v = fmt.Sprintf("%.0f", c.Median)
+	}
+	return fmt.Sprintf("%s (%.0f%%)", v, math.Round(c.Spread*100))
+}
