@@ -104,7 +104,13 @@ func New(connectString string, opts ...Option) (*Client, error) {
 		lookupHost:  net.DefaultResolver.LookupHost,
 	}
 	c.bg = newBackground(c)
+	for _, fn := range o.listeners {
+		c.AddListener(fn)
+	}
 	if err := c.dial(); err != nil {
+		c.mu.Lock()
+		c.stopListenersLocked()
+		c.mu.Unlock()
 		cancel()
 		return nil, fmt.Errorf("%w: %w", curator.ErrInvalidArgument, err)
 	}
@@ -529,6 +535,14 @@ func (c *Client) isClosed() bool {
 	}
 }
 
+// stopListenersLocked removes and stops every listener (c.mu held).
+func (c *Client) stopListenersLocked() {
+	for l := range c.listeners {
+		close(l.stop)
+		delete(c.listeners, l)
+	}
+}
+
 // Close closes the session and stops every goroutine the client started;
 // it returns once they are gone, within a small constant time (about a
 // second at worst, when the server is unreachable), never the session
@@ -551,10 +565,7 @@ func (c *Client) Close() error {
 	if c.session != nil {
 		c.session.lose(curator.ErrClosed)
 	}
-	for l := range c.listeners {
-		close(l.stop)
-		delete(c.listeners, l)
-	}
+	c.stopListenersLocked()
 	c.watches.invalidateAll(curator.ErrClosed)
 	c.mu.Unlock()
 	c.cancel()

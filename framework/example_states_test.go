@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net"
 	"time"
 
 	"github.com/gocurator/curator"
@@ -18,7 +17,7 @@ import (
 // LOST when the session has expired (its ephemeral nodes are gone); then
 // RECONNECTED, in a new session. The example cuts the network with a fault
 // proxy and has the server expire the session for real.
-func ExampleClient_AddListener() {
+func ExampleWithListener() {
 	srv, err := zktest.NewServer()
 	if err != nil {
 		log.Fatal(err)
@@ -30,25 +29,16 @@ func ExampleClient_AddListener() {
 	}
 	defer px.Close()
 
-	// New starts connecting at once, so a listener added after it may miss
-	// CONNECTED. To be sure to see it, this client's first dial waits until
-	// the listener is in.
-	listening := make(chan struct{})
+	// New starts connecting at once: a listener given to it with
+	// WithListener hears CONNECTED too (AddListener, later, might not).
+	states := make(chan framework.State, 16)
 	client, err := framework.New(px.Addr(),
 		framework.WithSessionTimeout(2*time.Second), // short, for the example
-		framework.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
-			<-listening
-			return net.DialTimeout(network, addr, timeout)
-		}))
+		framework.WithListener(func(s framework.State) { states <- s }))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer client.Close()
-
-	states := make(chan framework.State, 16)
-	remove := client.AddListener(func(s framework.State) { states <- s })
-	defer remove()
-	close(listening)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -1,7 +1,6 @@
 package framework_test
 
 import (
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -34,17 +33,11 @@ func patient(opts []framework.Option) []framework.Option {
 }
 
 // newRecordedClient is newClientNoWait with a log of every connection
-// state from the first: the client dials only once the listener is in.
+// state from the first (a WithListener listener).
 func newRecordedClient(t testing.TB, connect string, opts ...framework.Option) (*framework.Client, *stateLog) {
 	t.Helper()
-	gate := make(chan struct{})
-	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		<-gate
-		return net.DialTimeout(network, addr, timeout)
-	}
-	c := newClientNoWait(t, connect, append(opts, framework.WithDialer(dial))...)
-	log := recordStates(t, c)
-	close(gate)
+	log := newStateLog()
+	c := newClientNoWait(t, connect, append(opts, framework.WithListener(log.record))...)
 	return c, log
 }
 
@@ -62,17 +55,14 @@ type stateLog struct {
 	changed chan struct{}
 }
 
-func recordStates(t testing.TB, c *framework.Client) *stateLog {
-	l := &stateLog{changed: make(chan struct{})}
-	remove := c.AddListener(func(s framework.State) {
-		l.mu.Lock()
-		l.states = append(l.states, s)
-		close(l.changed)
-		l.changed = make(chan struct{})
-		l.mu.Unlock()
-	})
-	t.Cleanup(remove)
-	return l
+func newStateLog() *stateLog { return &stateLog{changed: make(chan struct{})} }
+
+func (l *stateLog) record(s framework.State) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.states = append(l.states, s)
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 func (l *stateLog) get() []framework.State {

@@ -61,6 +61,7 @@ type options struct {
 	logger            *slog.Logger
 	expirePercent     int
 	juteMaxBuffer     int
+	listeners         []func(State)
 	err               error
 }
 
@@ -159,6 +160,20 @@ func WithDialer(d Dialer) Option {
 			o.fail("nil dialer")
 		}
 		o.dialer = d
+	}
+}
+
+// WithListener registers fn as a connection-state listener before the
+// client starts connecting, so that it hears every state from the first
+// CONNECTED (a listener added with AddListener after New may miss states
+// posted meanwhile). It may be given several times; see AddListener for
+// how listeners run. Default: none.
+func WithListener(fn func(State)) Option {
+	return func(o *options) {
+		if fn == nil {
+			o.fail("nil listener")
+		}
+		o.listeners = append(o.listeners, fn)
 	}
 }
 

@@ -105,3 +105,30 @@ func TestDeleteInBackgroundOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// WithListener hears every state from the first CONNECTED (it is in place
+// before the client dials); a nil one is refused; a New that fails leaves
+// no listener goroutine behind (goleak checks at the end of the run).
+func TestWithListener(t *testing.T) {
+	if _, err := framework.New(testenv.Shared().ConnectString(), framework.WithListener(nil)); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Errorf("WithListener(nil): %v, want ErrInvalidArgument", err)
+	}
+	if _, err := framework.New("no-such-host.invalid:2181", framework.WithListener(func(framework.State) {})); err == nil {
+		t.Error("New with an unresolvable host succeeded")
+	}
+	first := make(chan framework.State, 4)
+	newClient(t, testenv.Shared().ConnectString(), framework.WithListener(func(s framework.State) {
+		select {
+		case first <- s:
+		default:
+		}
+	}))
+	select {
+	case s := <-first:
+		if s != framework.StateConnected {
+			t.Fatalf("first state heard: %v, want CONNECTED", s)
+		}
+	case <-time.After(testenv.WaitShort):
+		t.Fatal("the listener heard nothing")
+	}
+}

@@ -92,4 +92,14 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 	if err := sc3.Start(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("Start after Close: %v, want an error wrapping ErrClosed", err)
 	}
+	// Nor does a closed count write.
+	if err := sc2.SetCount(ctx, 7); !errors.Is(err, curator.ErrClosed) {
+		t.Errorf("SetCount after Close: %v, want an error wrapping ErrClosed", err)
+	}
+	if ok, err := sc2.TrySetCount(ctx, sc2.VersionedValue(), 7); ok || !errors.Is(err, curator.ErrClosed) {
+		t.Errorf("TrySetCount after Close: %v, %v, want an error wrapping ErrClosed", ok, err)
+	}
+	if v, _, err := c.Get(ctx, sc2.Path()); err != nil || string(v) != string(semaphore.EncodeCount(3)) {
+		t.Errorf("the count after writes on a closed SharedCount: %x, %v; want it unchanged (3)", v, err)
+	}
 }

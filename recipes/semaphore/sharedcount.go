@@ -223,8 +223,12 @@ func (sc *SharedCount) Changed() <-chan struct{} {
 }
 
 // SetCount sets the value unconditionally (Curator's setCount); Count
-// returns it as soon as SetCount has.
+// returns it as soon as SetCount has. After Close it fails with an error
+// wrapping curator.ErrClosed and writes nothing.
 func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
+	if err := sc.open(); err != nil {
+		return err
+	}
 	data := encodeCount(n)
 	st, err := sc.client.Set(ctx, sc.path, data)
 	if err != nil {
@@ -235,8 +239,12 @@ func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
 
 // TrySetCount sets the value only if the node is still at prev's version
 // (Curator's trySetCount); false means someone changed it first, and Count
-// shows the newer value once the watch has read it.
+// shows the newer value once the watch has read it. After Close it fails
+// with an error wrapping curator.ErrClosed and writes nothing.
 func (sc *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, n int) (bool, error) {
+	if err := sc.open(); err != nil {
+		return false, err
+	}
 	data := encodeCount(n)
 	st, err := sc.client.Set(ctx, sc.path, data, framework.WithVersion(prev.Version))
 	if errors.Is(err, zk.ErrBadVersion) {
@@ -246,6 +254,16 @@ func (sc *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, n i
 		return false, err
 	}
 	return true, sc.publish(data, st)
+}
+
+// open returns an error wrapping curator.ErrClosed once Close was called.
+func (sc *SharedCount) open() error {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.closed {
+		return fmt.Errorf("semaphore: shared count %s: %w", sc.path, curator.ErrClosed)
+	}
+	return nil
 }
 
 // Close stops watching and waits for the watching goroutine to end. It is
