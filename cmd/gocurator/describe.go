@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
 )
 
@@ -50,4 +52,26 @@ func role(loc *inspect.Located) string {
 		return "holder" + mode(e)
 	}
 	return fmt.Sprintf("%s %d", e.Role, e.Position)
+}
+
+// onNode connects, finds node and, if allowed says so of it, runs act;
+// otherwise it shows the node and refuses to verb it, saying why.
+func (c *cli) onNode(conn *connFlags, verb, node string, allowed func(*inspect.Located) bool, why string,
+	act func(ctx context.Context, client *framework.Client, loc *inspect.Located) int) int {
+	client, err := conn.dial(c.ctx)
+	if err != nil {
+		return c.dialFailed(err)
+	}
+	defer client.Close()
+	ctx, cancel := conn.op(c.ctx)
+	defer cancel()
+	loc, err := inspect.Locate(ctx, inspect.FromClient(client), node)
+	if err != nil {
+		return c.fail(conn, node, err)
+	}
+	if !allowed(loc) {
+		describe(c.stderr, loc)
+		return c.errorf(exitFailure, "refusing to %s %s: %s", verb, node, why)
+	}
+	return act(ctx, client, loc)
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"strings"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
 )
 
@@ -37,21 +39,14 @@ is not a recognised contender, lease or member node unless --any is given.`,
 }
 
 func (c *cli) release(conn *connFlags, node string, yes, anyNode bool) int {
-	client, err := conn.dial(c.ctx)
-	if err != nil {
-		return c.dialFailed(err)
-	}
-	defer client.Close()
-	ctx, cancel := conn.op(c.ctx)
-	defer cancel()
-	loc, err := inspect.Locate(ctx, inspect.FromClient(client), node)
-	if err != nil {
-		return c.fail(conn, node, err)
-	}
-	if !loc.Contender && !anyNode {
-		describe(c.stderr, loc)
-		return c.errorf(exitFailure, "refusing to delete %s: it is not a recognised contender, lease or member node (pass --any to delete it anyway)", node)
-	}
+	return c.onNode(conn, "delete", node, func(loc *inspect.Located) bool { return loc.Contender || anyNode },
+		"it is not a recognised contender, lease or member node (pass --any to delete it anyway)",
+		func(_ context.Context, client *framework.Client, loc *inspect.Located) int {
+			return c.deleteNode(conn, client, node, loc, yes)
+		})
+}
+
+func (c *cli) deleteNode(conn *connFlags, client *framework.Client, node string, loc *inspect.Located, yes bool) int {
 	fmt.Fprintf(c.stdout, "about to delete:\n")
 	describe(c.stdout, loc)
 	fmt.Fprintf(c.stdout, "its owner is not told: a holder may go on as if it held until its session ends or it looks at its node\n")
@@ -66,7 +61,7 @@ func (c *cli) release(conn *connFlags, node string, yes, anyNode bool) int {
 		}
 	}
 	// A new deadline: the question may have waited.
-	ctx, cancel = conn.op(c.ctx)
+	ctx, cancel := conn.op(c.ctx)
 	defer cancel()
 	ok, st, err := client.Exists(ctx, node)
 	switch {

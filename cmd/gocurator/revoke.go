@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
 	"github.com/gocurator/curator/recipes/locks"
 )
@@ -30,21 +32,14 @@ lock contender, since the request overwrites the node's data, unless --any.`,
 }
 
 func (c *cli) revoke(conn *connFlags, node string, anyNode bool) int {
-	client, err := conn.dial(c.ctx)
-	if err != nil {
-		return c.dialFailed(err)
-	}
-	defer client.Close()
-	ctx, cancel := conn.op(c.ctx)
-	defer cancel()
-	loc, err := inspect.Locate(ctx, inspect.FromClient(client), node)
-	if err != nil {
-		return c.fail(conn, node, err)
-	}
-	if !loc.Revocable && !anyNode {
-		describe(c.stderr, loc)
-		return c.errorf(exitFailure, "refusing to revoke %s: it is not a mutex or read-write lock contender, and the request would overwrite its data (pass --any to write it anyway)", node)
-	}
+	return c.onNode(conn, "revoke", node, func(loc *inspect.Located) bool { return loc.Revocable || anyNode },
+		"it is not a mutex or read-write lock contender, and the request would overwrite its data (pass --any to write it anyway)",
+		func(ctx context.Context, client *framework.Client, loc *inspect.Located) int {
+			return c.revokeNode(ctx, conn, client, node, loc)
+		})
+}
+
+func (c *cli) revokeNode(ctx context.Context, conn *connFlags, client *framework.Client, node string, loc *inspect.Located) int {
 	if err := locks.Revoke(ctx, client, node); err != nil {
 		return c.fail(conn, node, err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/layout"
-	"github.com/gocurator/curator/internal/recipe"
 )
 
 // Election is leader election in Go's shape (etcd's concurrency.Election,
@@ -27,7 +26,7 @@ import (
 // Latch.
 //
 // Safe for concurrent use; one Campaign at a time. Close it when done.
-type Election struct{ e *engine }
+type Election struct{ participant }
 
 // NewElection returns a participant with the given id (stored, UTF-8, in its
 // node, as Curator's LeaderLatch does) in the election on path. It does no
@@ -43,7 +42,7 @@ func NewElection(client *framework.Client, path, id string, opts ...Option) (*El
 	if err != nil {
 		return nil, err
 	}
-	return &Election{e}, nil
+	return &Election{participant{e}}, nil
 }
 
 // Campaign takes part in the election and blocks until this participant
@@ -75,65 +74,6 @@ func (el *Election) Resign(ctx context.Context) error { return el.e.resign(ctx) 
 
 // IsLeader reports whether this participant leads now (no I/O).
 func (el *Election) IsLeader() bool { return el.e.isLeader() }
-
-// Observe reports the leader now and then each change it sees, including
-// "nobody leads" (the zero Leader), on a channel closed when ctx is done or
-// the election is closed. The first value comes at once. A change that
-// comes while a value waits to be received replaces it: a slow receiver
-// sees the latest leader, not every one in between.
-func (el *Election) Observe(ctx context.Context) <-chan Leader { return el.e.observe(ctx) }
-
-// Leader reads who leads now (the zero Leader if nobody), from ZooKeeper.
-func (el *Election) Leader(ctx context.Context) (Leader, error) {
-	if ctx == nil {
-		return Leader{}, recipe.ErrNilContext
-	}
-	l, _, err := el.e.leader(ctx, false)
-	return l, err
-}
-
-// Participants reads every participant, in line order, the leader first
-// (Curator's getParticipants), from ZooKeeper.
-func (el *Election) Participants(ctx context.Context) ([]Participant, error) {
-	if ctx == nil {
-		return nil, recipe.ErrNilContext
-	}
-	ps, _, _, err := el.e.participants(ctx, false)
-	return ps, err
-}
-
-// FencingToken returns, while leading, the creation zxid of our node: it
-// strictly increases from one leader to the next, so a resource can refuse
-// a stale leader. Errors: curator.ErrNotHeld when not leading,
-// curator.ErrLockLost when the term was lost.
-func (el *Election) FencingToken(ctx context.Context) (int64, error) {
-	h, err := el.e.held()
-	if err != nil {
-		return 0, err
-	}
-	return h.FencingToken(ctx)
-}
-
-// GuardedMulti runs ops as one transaction that succeeds only while our
-// node exists, so only while we lead; if it is gone the error wraps
-// curator.ErrLockLost, the term ends, and nothing was written.
-// curator.ErrNotHeld when not leading.
-func (el *Election) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framework.OpResult, error) {
-	h, err := el.e.held()
-	if err != nil {
-		return nil, err
-	}
-	return h.GuardedMulti(ctx, ops)
-}
-
-// ID returns the participant id.
-func (el *Election) ID() string { return el.e.id }
-
-// Path returns the election path.
-func (el *Election) Path() string { return el.e.path }
-
-// Node returns our node while taking part, else "".
-func (el *Election) Node() string { return el.e.ourNode() }
 
 // Close leaves the election: a waiting Campaign fails with curator.ErrClosed,
 // the term (if any) ends, our node is deleted, observers' channels close;

@@ -27,7 +27,7 @@ import (
 //
 // Safe for concurrent use. Close it when done.
 type Latch struct {
-	e    *engine
+	participant
 	mode CloseMode
 	lis  *dispatcher
 
@@ -50,7 +50,7 @@ func NewLatch(client *framework.Client, path, id string, opts ...Option) (*Latch
 		return nil, err
 	}
 	e.rejoin = true
-	l := &Latch{e: e, mode: o.closeMode}
+	l := &Latch{participant: participant{e}, mode: o.closeMode}
 	e.notify = l.tell
 	return l, nil
 }
@@ -127,38 +127,9 @@ func (l *Latch) Await(ctx context.Context) (context.Context, error) {
 // HasLeadership reports whether the latch leads now (no I/O).
 func (l *Latch) HasLeadership() bool { return l.e.isLeader() }
 
-// Leader reads who leads now (the zero Leader if nobody), from ZooKeeper
-// (Curator's getLeader).
-func (l *Latch) Leader(ctx context.Context) (Leader, error) { return (&Election{l.e}).Leader(ctx) }
-
-// Participants reads every participant in line order (Curator's
-// getParticipants).
-func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
-	return (&Election{l.e}).Participants(ctx)
-}
-
-// Observe reports the leader now and at each change (see Election.Observe).
-func (l *Latch) Observe(ctx context.Context) <-chan Leader { return l.e.observe(ctx) }
-
-// FencingToken returns, while leading, our node's creation zxid (see
-// Election.FencingToken).
-func (l *Latch) FencingToken(ctx context.Context) (int64, error) {
-	return (&Election{l.e}).FencingToken(ctx)
-}
-
-// GuardedMulti writes only while leading (see Election.GuardedMulti).
-func (l *Latch) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framework.OpResult, error) {
-	return (&Election{l.e}).GuardedMulti(ctx, ops...)
-}
-
-// ID returns the participant id.
-func (l *Latch) ID() string { return l.e.id }
-
-// Path returns the latch path.
-func (l *Latch) Path() string { return l.e.path }
-
-// Node returns our node while taking part, else "" (Curator's getOurPath).
-func (l *Latch) Node() string { return l.e.ourNode() }
+// Leader, Participants, Observe, FencingToken, GuardedMulti, ID, Path and
+// Node are Election's (Curator's getLeader, getParticipants, getId,
+// getOurPath).
 
 // Close closes the latch with its close mode (WithCloseMode; Curator's
 // close()). See CloseWith.

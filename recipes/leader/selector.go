@@ -32,7 +32,7 @@ import (
 // (Curator's requeue: "queue again" is a flag the selector's one goroutine
 // reads, never a shared task slot, CURATOR-73, -518, -671).
 type Selector struct {
-	e  *engine
+	participant
 	fn func(ctx context.Context) error
 	o  options
 
@@ -64,7 +64,7 @@ func NewSelector(client *framework.Client, path, id string, fn func(ctx context.
 	if err != nil {
 		return nil, err
 	}
-	return &Selector{e: e, fn: fn, o: o, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
+	return &Selector{participant: participant{e}, fn: fn, o: o, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
 // Start makes the selector take part (Curator's start, which queues one
@@ -118,34 +118,8 @@ func (s *Selector) Interrupt() {
 // with a live context).
 func (s *Selector) HasLeadership() bool { return s.e.isLeader() }
 
-// Leader reads who leads now (see Election.Leader).
-func (s *Selector) Leader(ctx context.Context) (Leader, error) { return (&Election{s.e}).Leader(ctx) }
-
-// Participants reads every participant in line order (Curator's
-// getParticipants).
-func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
-	return (&Election{s.e}).Participants(ctx)
-}
-
-// Observe reports the leader now and at each change (see Election.Observe).
-func (s *Selector) Observe(ctx context.Context) <-chan Leader { return s.e.observe(ctx) }
-
-// FencingToken returns, while leading, our node's creation zxid (see
-// Election.FencingToken).
-func (s *Selector) FencingToken(ctx context.Context) (int64, error) {
-	return (&Election{s.e}).FencingToken(ctx)
-}
-
-// GuardedMulti writes only while leading (see Election.GuardedMulti).
-func (s *Selector) GuardedMulti(ctx context.Context, ops ...framework.Op) ([]framework.OpResult, error) {
-	return (&Election{s.e}).GuardedMulti(ctx, ops...)
-}
-
-// ID returns the participant id.
-func (s *Selector) ID() string { return s.e.id }
-
-// Path returns the election path.
-func (s *Selector) Path() string { return s.e.path }
+// Leader, Participants, Observe, FencingToken, GuardedMulti, ID, Path and
+// Node are Election's.
 
 // Close stops the selector: a running function's context is cancelled and
 // Close waits for it to return before our node is deleted (leadership lasts
