@@ -40,7 +40,8 @@ type Client struct {
 	conn          *zk.Conn // never nil; a retired one until its successor is installed
 	connEvents    <-chan zk.Event
 	link          *link
-	gen           int // events of other generations are ignored
+	gen           int          // events of other generations are ignored
+	liveGen       atomic.Int64 // gen, for the event callback, which takes no lock
 	connected     bool
 	connectedCh   chan struct{} // closed while connected
 	everConnected bool
@@ -139,6 +140,7 @@ func (c *Client) dial() error {
 		return curator.ErrClosed
 	}
 	c.gen++
+	c.liveGen.Store(int64(c.gen))
 	l := newLink(c.gen, c.opts.dialer, len(c.opts.auths))
 	lookup := c.lookupHost
 	c.mu.Unlock()
@@ -152,6 +154,17 @@ func (c *Client) dial() error {
 	)
 	cb := func(ev zk.Event) {
 		<-ready
+		if ev.Type > 0 {
+			// A node event goes straight to its waiters, from go-zookeeper's
+			// receive goroutine: no queue, no event goroutine, no client
+			// lock on the way (they are in ZooKeeper's order still: one
+			// goroutine delivers them). The demultiplexer's sends never
+			// block.
+			if int64(l.gen) == c.liveGen.Load() {
+				c.watches.fire(ev.Type, ev.Path)
+			}
+			return
+		}
 		e := event{gen: l.gen, zk: ev}
 		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
 			e.sid, e.timeout = conn.SessionID(), l.timeout()
@@ -295,8 +308,6 @@ func (c *Client) handle(e event) {
 		}
 	case e.zk.Type == zk.EventNotWatching:
 		c.watches.invalidate(e.zk.Path, curator.ErrSessionLost)
-	default:
-		c.watches.fire(e.zk.Type, e.zk.Path)
 	}
 }
 
@@ -382,7 +393,7 @@ func (c *Client) onDisconnectedLocked() {
 	if c.session == nil || c.session.Lost() {
 		return
 	}
-	c.session.suspend()
+	c.session.suspendNow()
 	c.post(StateSuspended)
 	// Curator 5 times the simulated expiry from the negotiated timeout.
 	timeout := c.session.Timeout()
@@ -434,6 +445,7 @@ func (c *Client) onExpireTimerLocked(sid int64, token int) {
 	c.opts.logger.Info("session declared lost after the session timeout spent disconnected", "session", fmt.Sprintf("0x%x", sid))
 	c.loseSessionLocked(curator.ErrSessionLost)
 	c.gen++ // the old connection's events are ignored from now on
+	c.liveGen.Store(int64(c.gen))
 	old, oldEvs, oldLink := c.conn, c.connEvents, c.link
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); closeConn(old, oldEvs, oldLink) }()

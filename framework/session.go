@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -12,29 +13,40 @@ import (
 // disconnected, or ended by Close; Err says which), and Suspended when its
 // connection is in doubt. A new session after expiry is a new Session value.
 type Session struct {
-	id   int64
-	done chan struct{}
+	id     int64
+	ctx    context.Context // cancelled when the session is lost, cause its Err
+	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
-	susp    chan struct{} // closed while suspended; replaced on reconnection
+	susp    context.Context // cancelled at the next suspension; replaced on reconnection
+	suspend context.CancelFunc
 	err     error         // why the session ended; nil while it lives
 	timeout time.Duration // negotiated with the server
 }
 
 func newSession(id int64) *Session {
-	return &Session{id: id, done: make(chan struct{}), susp: make(chan struct{})}
+	s := &Session{id: id}
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	s.susp, s.suspend = context.WithCancel(context.Background())
+	return s
 }
 
 // ID returns ZooKeeper's session id.
 func (s *Session) ID() int64 { return s.id }
 
 // Done returns a channel that is closed when the session is lost.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Context returns a context that is cancelled when the session is lost,
+// with Err as its cause (etcd's Session.Ctx): work that must not outlive
+// the session runs under it, and context.AfterFunc runs a function when
+// the session ends without a goroutine waiting meanwhile.
+func (s *Session) Context() context.Context { return s.ctx }
 
 // Err returns nil while the session lives, and once Done is closed why it
-// ended: curator.ErrClosed if the client was closed, curator.ErrSessionLost if the session
-// expired or was declared lost. Waits that end because Done was closed
-// should return (a wrap of) this error.
+// ended: curator.ErrClosed if the client was closed, curator.ErrSessionLost
+// if the session expired or was declared lost. Waits that end because Done
+// was closed should return (a wrap of) this error.
 func (s *Session) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,18 +71,23 @@ func (s *Session) Timeout() time.Duration {
 func (s *Session) Suspended() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.susp
+	return s.susp.Done()
+}
+
+// AfterSuspend arranges for f to run, on a goroutine of its own, when the
+// session's connection is next lost (SUSPENDED) or the session is lost: at
+// once if it is suspended or lost now. stop cancels it, as
+// context.AfterFunc's does: it returns false if f has started (or stop was
+// called before). No goroutine waits meanwhile.
+func (s *Session) AfterSuspend(f func()) (stop func() bool) {
+	s.mu.Lock()
+	susp := s.susp
+	s.mu.Unlock()
+	return context.AfterFunc(susp, f)
 }
 
 // Lost reports whether the session is lost.
-func (s *Session) Lost() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Session) Lost() bool { return s.ctx.Err() != nil }
 
 func (s *Session) setTimeout(d time.Duration) {
 	s.mu.Lock()
@@ -78,30 +95,22 @@ func (s *Session) setTimeout(d time.Duration) {
 	s.timeout = d
 }
 
-func (s *Session) suspend() {
+func (s *Session) suspendNow() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	select {
-	case <-s.susp:
-	default:
-		close(s.susp)
-	}
+	s.suspend()
 }
 
 func (s *Session) resume() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	select {
-	case <-s.susp:
-		if s.err == nil {
-			s.susp = make(chan struct{})
-		}
-	default:
+	if s.susp.Err() != nil && s.err == nil {
+		s.susp, s.suspend = context.WithCancel(context.Background())
 	}
 }
 
-// lose ends the session with cause (curator.ErrSessionLost or curator.ErrClosed); only the
-// first cause counts.
+// lose ends the session with cause (curator.ErrSessionLost or
+// curator.ErrClosed); only the first cause counts.
 func (s *Session) lose(cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,10 +118,6 @@ func (s *Session) lose(cause error) {
 		return
 	}
 	s.err = cause
-	select {
-	case <-s.susp:
-	default:
-		close(s.susp)
-	}
-	close(s.done)
+	s.suspend()
+	s.cancel(cause)
 }

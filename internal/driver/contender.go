@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gocurator/curator"
@@ -33,7 +34,22 @@ func (c *Contender) Session() *framework.Session { return c.session }
 // done, nil) and only ever our own node; a node already gone is no error.
 // Any other error is the server refusing the delete.
 func (c *Contender) Delete(ctx context.Context) error {
-	return recipe.DeleteOwn(ctx, c.d.client, c.node)
+	err := c.d.client.Delete(ctx, c.node, framework.WithGuarantee(), framework.WithIgnoreMissing())
+	switch {
+	case err == nil:
+		c.gone()
+	case errors.Is(err, curator.ErrDeletePending):
+		return nil // it goes in the background: not known gone yet
+	}
+	return err
+}
+
+// gone tells the waiters of this process that our node is deleted (the
+// handoff, handoff.go).
+func (c *Contender) gone() {
+	if c.d.handoff {
+		known.deleted(c.d.client, c.d.path, c.name)
+	}
 }
 
 // DeleteQuietly deletes the node after a failed or abandoned acquisition,

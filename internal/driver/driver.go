@@ -18,12 +18,13 @@ import (
 // contender nodes, orders the queue and waits per its Predicate. It is
 // stateless and safe for concurrent use.
 type Driver struct {
-	client *framework.Client
-	path   string
-	name   string
-	names  []string
-	key    string // names, joined: the key of this driver's view of a shared read
-	pred   Predicate
+	client  *framework.Client
+	path    string
+	name    string
+	names   []string
+	key     string // names, joined: the key of this driver's view of a shared read
+	pred    Predicate
+	handoff bool // a waiter may hold when its predecessor goes without reading again (handoff.go)
 }
 
 // New returns a driver for contenders named name under path. sortNames are
@@ -46,7 +47,8 @@ func New(client *framework.Client, path, name string, pred Predicate, sortNames 
 	if len(sortNames) == 0 {
 		sortNames = []string{name}
 	}
-	return &Driver{client: client, path: path, name: name, names: sortNames, key: strings.Join(sortNames, "\x00"), pred: pred}, nil
+	return &Driver{client: client, path: path, name: name, names: sortNames, key: strings.Join(sortNames, "\x00"),
+		pred: pred, handoff: handoffSafe(pred, sortNames)}, nil
 }
 
 // Path returns the lock path.
@@ -143,6 +145,9 @@ func (d *Driver) Enqueue(ctx context.Context, data []byte) (*Contender, error) {
 func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Contender, error) {
 	if _, ok := d.Sequence(name); !ok {
 		return nil, fmt.Errorf("driver: %w: %q is not a contender name", curator.ErrInvalidArgument, name)
+	}
+	if d.handoff { // a chosen sequence would break the handoff's proof
+		return nil, fmt.Errorf("driver: %w: EnqueueAs on a driver whose waiters hand off", curator.ErrInvalidArgument)
 	}
 	return d.enqueue(ctx, name, framework.ModeEphemeral, data)
 }

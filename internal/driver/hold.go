@@ -51,12 +51,17 @@ type Hold struct {
 
 	lost     chan struct{}
 	loseOnce sync.Once
-	stop     chan struct{} // ends the monitor and the node watch
-	stopOnce sync.Once
-	done     chan struct{} // closed once the monitor has ended
-	wctx     context.Context
-	wcancel  context.CancelFunc
-	wdone    chan struct{} // closed once the node watch has ended (closed at once if none)
+
+	// The monitor is callbacks on the session (no goroutine waits): stops
+	// cancels them, and mon makes the reaction to a loss happen at most
+	// once, and lets Release wait for one under way.
+	stops []func() bool
+	mon   sync.Once
+
+	// The node watch (revocation, WatchNode), a goroutine when asked for.
+	wctx    context.Context
+	wcancel context.CancelFunc
+	wdone   chan struct{} // closed once the node watch has ended (closed at once if none)
 
 	tokenMu sync.Mutex
 	token   int64
@@ -69,42 +74,62 @@ var errReleased = errors.New("released")
 // Hold starts holding c (which the caller's predicate says holds). The held
 // context carries parent's values but not its cancellation.
 func (c *Contender) Hold(parent context.Context, o HoldOptions) *Hold {
-	h := &Hold{c: c, keep: o.KeepOnLoss, token: o.Token,
-		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), wdone: make(chan struct{})}
+	h := &Hold{c: c, keep: o.KeepOnLoss, token: o.Token, lost: make(chan struct{}), wdone: make(chan struct{})}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithoutCancel(parent))
-	h.wctx, h.wcancel = context.WithCancel(context.Background())
-	var susp <-chan struct{}
-	if o.Policy == curator.LoseOnSuspend {
-		susp = c.session.Suspended()
-	}
-	go h.monitor(susp)
 	if o.OnRevoke != nil || o.WatchNode {
+		h.wctx, h.wcancel = context.WithCancel(context.Background())
 		go h.watchNode(o.OnRevoke, o.WatchNode)
 	} else {
 		close(h.wdone)
 	}
+	h.stops = append(h.stops, context.AfterFunc(c.session.Context(), h.onLoss))
+	if o.Policy == curator.LoseOnSuspend {
+		h.stops = append(h.stops, c.session.AfterSuspend(h.onLoss))
+	}
 	return h
 }
 
-// monitor closes lost when the holding can no longer be relied on: its
-// session is lost or (susp not nil) its connection suspended.
-func (h *Hold) monitor(susp <-chan struct{}) {
-	defer close(h.done)
-	var why string
-	select {
-	case <-h.stop:
-		return
-	case <-h.lost: // found by someone else (the node watch, a guarded write)
-		return
-	case <-h.c.session.Done():
-		why = fmt.Sprintf("session lost (%v)", h.c.session.Err())
-	case <-susp:
-		why = "connection suspended"
+// onLoss is the monitor's reaction, once: the holding can no longer be
+// relied on (its session is lost, or its connection suspended under
+// LoseOnSuspend). The node then only blocks others: it is deleted in the
+// background, unless kept for the caller (KeepOnLoss, session alive). A
+// loss found otherwise first (the node watch, a guarded write) is left as
+// it is.
+func (h *Hold) onLoss() {
+	h.mon.Do(func() {
+		if h.IsLost() {
+			return
+		}
+		why := "connection suspended"
+		if h.c.session.Lost() {
+			why = fmt.Sprintf("session lost (%v)", h.c.session.Err())
+		}
+		h.lose(why)
+		if !h.keep || h.c.session.Lost() {
+			h.c.d.client.DeleteInBackground(h.c.node, framework.WithIgnoreMissing())
+		}
+	})
+}
+
+// stopMonitor ends the monitor and the node watch. A loss that came
+// before (a callback started) is recorded before it returns, never
+// dropped: a release never hides a loss.
+func (h *Hold) stopMonitor() {
+	fired := false
+	for _, stop := range h.stops {
+		if !stop() {
+			fired = true
+		}
 	}
-	h.lose(why)
-	if !h.keep || h.c.session.Lost() {
-		h.c.d.client.DeleteInBackground(h.c.node, framework.WithIgnoreMissing())
+	if fired {
+		h.onLoss() // or waits for the callback's own, under way
+	} else {
+		h.mon.Do(func() {}) // none can start now
 	}
+	if h.wcancel != nil {
+		h.wcancel()
+	}
+	<-h.wdone
 }
 
 // lose records the loss once: closes lost and ends the held context with
@@ -112,7 +137,9 @@ func (h *Hold) monitor(susp <-chan struct{}) {
 func (h *Hold) lose(why string) {
 	h.loseOnce.Do(func() {
 		close(h.lost)
-		h.wcancel()
+		if h.wcancel != nil {
+			h.wcancel()
+		}
 		h.cancel(fmt.Errorf("%w: %s: %s", curator.ErrLockLost, h.c.node, why))
 	})
 }
@@ -160,9 +187,7 @@ func (h *Hold) Release(ctx context.Context) error { return h.ReleaseCause(ctx, e
 // why it let go (resigned, closed). It returns once the holding's
 // goroutines have ended.
 func (h *Hold) ReleaseCause(ctx context.Context, cause error) error {
-	h.stopOnce.Do(func() { close(h.stop); h.wcancel() })
-	<-h.done
-	<-h.wdone
+	h.stopMonitor()
 	h.cancel(cause)
 	if h.IsLost() {
 		if h.keep { // its node was kept for us: it goes now
@@ -172,7 +197,10 @@ func (h *Hold) ReleaseCause(ctx context.Context, cause error) error {
 	}
 	err := h.c.d.client.Delete(ctx, h.c.node, framework.WithGuarantee())
 	switch {
-	case err == nil, errors.Is(err, curator.ErrDeletePending):
+	case err == nil:
+		h.c.gone()
+		return nil
+	case errors.Is(err, curator.ErrDeletePending):
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
 		h.lose("its node was gone when released")

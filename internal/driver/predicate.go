@@ -34,12 +34,23 @@ func MaxLeases(maxLeases int) Predicate {
 	if maxLeases < 1 {
 		return noLeases
 	}
+	if maxLeases == 1 {
+		return firstHolds
+	}
 	return func(contenders []string, ours int) (Decision, error) {
 		if ours < maxLeases {
 			return Decision{Held: true}, nil
 		}
 		return Decision{Watch: contenders[ours-maxLeases]}, nil
 	}
+}
+
+// firstHolds is MaxLeases(1): the mutex's predicate (the handoff knows it).
+func firstHolds(contenders []string, ours int) (Decision, error) {
+	if ours == 0 {
+		return Decision{Held: true}, nil
+	}
+	return Decision{Watch: contenders[ours-1]}, nil
 }
 
 var errNoLeases = fmt.Errorf("driver: %w: MaxLeases needs at least 1", curator.ErrInvalidArgument)

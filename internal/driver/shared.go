@@ -15,6 +15,7 @@ import (
 type queue struct {
 	sorted []string
 	index  map[string]int
+	gone   int // how many of the first contenders are known gone (handoff; under known.mu)
 }
 
 func (d *Driver) view(names []string) *queue {

@@ -23,6 +23,12 @@ type WaitOptions struct {
 	// OnEnqueue, if not nil, is called by Acquire with the node's path as
 	// soon as it is made, before the wait.
 	OnEnqueue func(node string)
+	// WatchAll decides on watched reads of the queue from the first read,
+	// for a Predicate that waits for any change (Decision{}) and seldom
+	// holds at once (the semaphore's lease wait, as Curator's): one read
+	// instead of an unwatched one and then a watched one. The watch of a
+	// read that holds at once stays on the server until the next change.
+	WatchAll bool
 }
 
 // testHookWaiting, set only by tests, runs when Wait has decided to wait,
@@ -53,7 +59,12 @@ func SetWaitHook(f func(c *Contender)) (restore func()) {
 // channel before that read, so a change after it fires the one or the other.
 func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 	d := c.d
-	watchAll := false // the last decision was Decision{}: decide on watched reads
+	var ho *handoff // what the process knows of deleted contenders (handoff.go)
+	if d.handoff && !o.Try {
+		ho = known.join(d.client, d.path)
+		defer known.leave(ho)
+	}
+	watchAll := o.WatchAll && !o.Try // decide on watched reads (the last decision was Decision{})
 	for {
 		if c.session.Lost() {
 			return c.vanished()
@@ -97,6 +108,9 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 			}
 			_, _, w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
 			if errors.Is(err, zk.ErrNoNode) {
+				if held, err := c.handedOff(ctx, ho, q, dec.Watch); held || err != nil {
+					return err
+				}
 				continue // it went meanwhile: look again
 			}
 			if err != nil {
@@ -109,15 +123,45 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 			testHookWaiting(c)
 		}
 		select {
-		case <-w.C():
+		case ev := <-w.C():
+			w.Stop()
+			if dec.Watch != "" && ev.Type == framework.EventNodeDeleted {
+				if held, err := c.handedOff(ctx, ho, q, dec.Watch); held || err != nil {
+					return err
+				}
+			}
 		case <-wake:
+			w.Stop()
 		case <-c.session.Done():
+			w.Stop()
 		case <-ctx.Done():
 			w.Stop()
 			return ctx.Err()
 		}
-		w.Stop()
 	}
+}
+
+// handedOff records that pred, our predecessor in q, is gone, and reports
+// whether we now hold without reading the queue again: every contender
+// before pred in q is known gone, and our own node is still there (one
+// exists, whatever the queue's length). See handoff.go for why that is
+// enough. false, nil: read the queue again.
+func (c *Contender) handedOff(ctx context.Context, ho *handoff, q *queue, pred string) (bool, error) {
+	if ho == nil {
+		return false, nil
+	}
+	known.deleted(c.d.client, c.d.path, pred)
+	if i, ok := q.index[pred]; !ok || !known.goneBefore(ho, q, i) {
+		return false, nil
+	}
+	ok, _, err := c.d.client.Exists(ctx, c.node)
+	switch {
+	case err != nil:
+		return false, err
+	case !ok:
+		return false, c.vanished()
+	}
+	return true, nil
 }
 
 // decide applies the Predicate to our place in q.

@@ -228,7 +228,7 @@ func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bo
 			s.opts.OnEnqueue(c.Node())
 		}
 	}
-	return made, made[n-1].Wait(ctx, driver.WaitOptions{Try: try, Wake: s.wake})
+	return made, made[n-1].Wait(ctx, driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true})
 }
 
 // vanishedNotLost reports whether err says a node of ours vanished while

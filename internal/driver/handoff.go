@@ -1,0 +1,109 @@
+package driver
+
+import (
+	"reflect"
+	"sync"
+
+	"github.com/gocurator/curator/framework"
+)
+
+// The handoff: a mutex waiter whose predecessor goes may hold at once,
+// without reading the queue again, when it can prove that no contender
+// lower than itself is left. The proof:
+//
+//  1. Sequence numbers only grow: once our node exists, no node with a
+//     lower sequence can ever be made on the path. (The server assigns
+//     them in creation order, and every contender of a plain mutex, ours
+//     or Curator's, is made ephemeral-sequential: none is ever made with a
+//     chosen sequence. The read-write lock's downgrade does make one, a
+//     read node in its writer's place, CURATOR-621: so the handoff is off
+//     for any driver but the plain "first holds" one of a single contender
+//     name; see handoffSafe.)
+//  2. So the contenders lower than ours now are among those of our last
+//     reading of the queue, which was sent after our node was made (a
+//     shared read is never older than its call).
+//  3. Names are unique and a deleted contender never comes back (a
+//     protected create that retries makes a new name), so a contender seen
+//     deleted once is gone for good. The client sees deletions in
+//     ZooKeeper's order through the watches of its waiters (NodeDeleted,
+//     or a getData that finds no node) and its own releases (a delete that
+//     succeeded); these are kept per client and path while anyone of the
+//     process waits there.
+//  4. Our own node must still be there (someone may have deleted it while
+//     we waited; then our successor may be handed the lock too): an exists
+//     of our node, one small read where reading the queue again costs as
+//     many names as wait in it. Each waiter watches only its predecessor.
+//
+// If every contender before our predecessor in that reading is known gone,
+// and our predecessor is gone, and our node is not: we are the lowest, and
+// hold. Otherwise we read the queue again, as Curator does. In a queue
+// served in order in one process, every handoff is then one notification
+// and one exists, whatever the queue's length.
+
+// handoffSafe reports whether pred and names allow the handoff: the
+// standard predicate with one holder, on one contender name.
+func handoffSafe(pred Predicate, names []string) bool {
+	return len(names) == 1 && reflect.ValueOf(pred).Pointer() == reflect.ValueOf(firstHolds).Pointer()
+}
+
+// handoffs is what the process knows of deleted contenders, per client and
+// path, while anyone waits there.
+type handoffs struct {
+	mu   sync.Mutex
+	keys map[readKey]*handoff
+}
+
+var known = &handoffs{keys: map[readKey]*handoff{}}
+
+type handoff struct {
+	key   readKey
+	users int
+	gone  map[string]struct{}
+}
+
+// join registers a waiter on the client's path; leave it when done.
+func (hs *handoffs) join(c *framework.Client, path string) *handoff {
+	key := readKey{c, path}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.keys[key]
+	if h == nil {
+		h = &handoff{key: key, gone: map[string]struct{}{}}
+		hs.keys[key] = h
+	}
+	h.users++
+	return h
+}
+
+func (hs *handoffs) leave(h *handoff) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h.users--; h.users == 0 {
+		delete(hs.keys, h.key)
+	}
+}
+
+// deleted records that a contender of the client's path is gone, if anyone
+// waits there.
+func (hs *handoffs) deleted(c *framework.Client, path, name string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h := hs.keys[readKey{c, path}]; h != nil {
+		h.gone[name] = struct{}{}
+	}
+}
+
+// goneBefore reports whether every contender before index i of q is known
+// gone. q keeps how far it has found them gone, so that a thousand waiters
+// of one reading check each name once between them.
+func (hs *handoffs) goneBefore(h *handoff, q *queue, i int) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for q.gone < i {
+		if _, ok := h.gone[q.sorted[q.gone]]; !ok {
+			return false
+		}
+		q.gone++
+	}
+	return true
+}
