@@ -33,3 +33,14 @@ func SetReadHook(f func(ctx context.Context)) (restore func()) {
 	testHookRead = f
 	return func() { testHookRead = nil }
 }
+
+// HandoffKeys returns how many (client, path) keys the handoff keeps: 0
+// once nobody waits.
+func HandoffKeys() int {
+	known.mu.Lock()
+	defer known.mu.Unlock()
+	return len(known.keys)
+}
+
+// HandoffOn reports whether d's waiters may hand off.
+func HandoffOn(d *Driver) bool { return d.handoff }

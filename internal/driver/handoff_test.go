@@ -1,0 +1,224 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/driver"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// newDriver returns a mutex driver ("lock-", first holds) on path.
+func newDriver(t testing.TB, c *framework.Client, path string) *driver.Driver {
+	t.Helper()
+	d, err := driver.New(c, path, "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// watchedUnder returns, for each node under path that the shared server
+// watches, how many sessions watch it.
+func watchedUnder(t testing.TB, path string) map[string]int {
+	t.Helper()
+	m, err := testenv.Shared().WatchesByPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for p, sessions := range m {
+		if strings.HasPrefix(p, path+"/") {
+			out[strings.TrimPrefix(p, path+"/")] = len(sessions)
+		}
+	}
+	return out
+}
+
+// waitOn starts Wait of c on a goroutine; its outcome comes on the channel.
+func waitOn(ctx context.Context, c *driver.Contender) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- c.Wait(ctx, driver.WaitOptions{}) }()
+	return ch
+}
+
+// A queue served in order in one process hands the lock from waiter to
+// waiter without a single read of the queue: one notification and one
+// exists per handoff, whatever the queue's length (issue 16). Nothing of
+// the handoff's bookkeeping stays once nobody waits.
+func TestHandoffReadsNothing(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d := newDriver(t, c, testenv.Path(t, "/handoff"))
+	if !driver.HandoffOn(d) {
+		t.Fatal("the mutex driver does not hand off")
+	}
+	holder, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	waiters := make([]*driver.Contender, n)
+	done := make([]<-chan error, n)
+	for i := range waiters {
+		if waiters[i], err = d.Enqueue(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		done[i] = waitOn(ctx, waiters[i])
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "every waiter watching", func() bool {
+		return len(watchedUnder(t, d.Path())) == n
+	})
+	px.ResetCounts()
+	if err := holder.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range waiters {
+		if err := <-done[i]; err != nil {
+			t.Fatalf("waiter %d: %v", i, err)
+		}
+		for j := i + 1; j < n; j++ { // in order: no later waiter holds yet
+			select {
+			case err := <-done[j]:
+				t.Fatalf("waiter %d returned (%v) while waiter %d held", j, err, i)
+			default:
+			}
+		}
+		if err := w.Delete(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads := px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren); reads != 0 {
+		t.Errorf("%d handoffs read the queue %d times, want 0", n, reads)
+	}
+	if exists := px.Requests(zktest.OpExists); exists != n {
+		t.Errorf("%d handoffs made %d exists, want %d", n, exists, n)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "no handoff key left", func() bool { return driver.HandoffKeys() == 0 })
+}
+
+// A waiter whose own node someone deletes while it waits must not take
+// the lock when its predecessor goes, though every contender before it is
+// gone: its successor, which then waits on the same predecessor, takes it,
+// alone (the handoff's proof, step 4).
+func TestHandoffNotWithoutOurNode(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d := newDriver(t, c, testenv.Path(t, "/handoff"))
+	holder, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Delete(ctx)
+	wDone, sDone := waitOn(ctx, w), waitOn(ctx, s)
+	testenv.WaitFor(t, testenv.WaitShort, "both waiting", func() bool { _, n := c.WatchStats(); return n == 2 })
+	if err := op.Delete(ctx, w.Node()); err != nil { // an operator
+		t.Fatal(err)
+	}
+	// s's predecessor went: it reads the queue again and waits on the holder.
+	testenv.WaitFor(t, testenv.WaitShort, "the successor waiting on the holder", func() bool {
+		m := watchedUnder(t, d.Path())
+		return len(m) == 1 && m[holder.Name()] == 1
+	})
+	if err := holder.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wDone; !errors.Is(err, curator.ErrNodeVanished) {
+		t.Fatalf("the waiter whose node was deleted: %v, want ErrNodeVanished", err)
+	}
+	if err := <-sDone; err != nil {
+		t.Fatalf("the successor: %v, want it to hold", err)
+	}
+}
+
+// A waiter whose predecessor gives up (another process's waiter) must not
+// take the lock past a holder still there, which this process never saw
+// go: it reads the queue again and waits on the holder.
+func TestHandoffNotPastALiveHolder(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/handoff")
+	od := newDriver(t, other, path)
+	holder, err := od.Acquire(ctx, nil, driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := od.Enqueue(ctx, nil) // another process's waiter
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, c, path)
+	w, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Delete(ctx)
+	var once sync.Once
+	waiting := make(chan struct{})
+	defer driver.SetWaitHook(func(ct *driver.Contender) {
+		if ct == w {
+			once.Do(func() { close(waiting) })
+		}
+	})()
+	wDone := waitOn(ctx, w)
+	<-waiting
+	testenv.WaitFor(t, testenv.WaitShort, "w watching x", func() bool { _, n := c.WatchStats(); return n == 1 })
+	if err := x.Delete(ctx); err != nil { // x gives up
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "w waiting on the holder", func() bool {
+		return watchedUnder(t, path)[holder.Name()] == 1
+	})
+	select {
+	case err := <-wDone:
+		t.Fatalf("w returned (%v) while the holder holds", err)
+	default:
+	}
+	if err := holder.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wDone; err != nil {
+		t.Fatalf("w once the holder went: %v", err)
+	}
+}
+
+// The handoff is off where a node can be made with a chosen sequence (the
+// read-write lock's downgrade, CURATOR-621) or where more than the first
+// holds, and a driver that hands off refuses to make such a node.
+func TestHandoffOnlyForTheMutex(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	path := testenv.Path(t, "/handoff")
+	rw, err := driver.New(c, path, "__WRIT__", driver.MaxLeases(1), "__READ__", "__WRIT__")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := driver.New(c, path, "lease-", driver.MaxLeases(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if driver.HandoffOn(rw) || driver.HandoffOn(two) {
+		t.Fatalf("handoff on for the read-write lock (%v) or two holders (%v)", driver.HandoffOn(rw), driver.HandoffOn(two))
+	}
+	m := newDriver(t, c, path)
+	if _, err := m.EnqueueAs(ctx, "lock-0000000007", nil); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Fatalf("EnqueueAs on a driver that hands off: %v, want ErrInvalidArgument", err)
+	}
+}
