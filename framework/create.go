@@ -76,110 +76,146 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...O
 // had in fact succeeded, and a retried sequential create can leave a
 // duplicate; use WithProtection to be exact (recipes always do).
 func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts ...OpOption) (Created, error) {
+	p, err := c.planCreate(ctx, path, data, opts)
+	if err != nil {
+		return Created{}, err
+	}
+	v, pending, err := callPending(c, ctx, "create", p.userPath, p.attempt)
+	if err != nil {
+		if p.co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
+			c.cleanupProtected(p.parentFull, p.id, pending)
+		}
+		return Created{}, err
+	}
+	n := Created{Path: c.paths.user(v.path)}
+	if p.co.mode.Ephemeral() {
+		n.Session = c.sessionFor(v.sid)
+	}
+	return n, nil
+}
+
+// createPlan is one Create, checked and named: what each attempt of the
+// retry loop needs. (Planning apart also keeps the caller's stack short
+// while the attempt runs: a thousand waiters each make a create.)
+type createPlan struct {
+	c          *Client
+	co         opOptions
+	userPath   string
+	full       string // the server path of the node (protected name included)
+	parentFull string
+	id         string // the protection id, if protected
+	data       []byte
+	acl        []ACL
+	retry      bool // an attempt ran already
+}
+
+// planCreate checks a create (before any I/O) and names its node.
+func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts []OpOption) (*createPlan, error) {
 	co, err := opOpts("create", createOpts, opts)
 	if err != nil {
-		return Created{}, &OpError{"create", path, err}
+		return nil, &OpError{"create", path, err}
 	}
 	ttlMode := co.mode == ModePersistentTTL || co.mode == ModePersistentSequentialTTL
 	if ttlMode != (co.ttl > 0) || co.ttl < 0 {
-		return Created{}, &OpError{"create", path, fmt.Errorf("%w: a TTL (%v) goes with, and only with, a TTL mode", curator.ErrInvalidArgument, co.ttl)}
+		return nil, &OpError{"create", path, fmt.Errorf("%w: a TTL (%v) goes with, and only with, a TTL mode", curator.ErrInvalidArgument, co.ttl)}
 	}
 	if err := validatePath(path, co.mode.Sequential()); err != nil || path == "/" {
 		if err == nil {
 			err = fmt.Errorf("%w: cannot create /", curator.ErrInvalidPath)
 		}
-		return Created{}, &OpError{"create", path, err}
+		return nil, &OpError{"create", path, err}
 	}
 	if ctx == nil {
-		return Created{}, &OpError{"create", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
+		return nil, &OpError{"create", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
-	userPath := path
-	var id string
+	p := &createPlan{c: c, co: co, userPath: path, data: data}
 	if co.protected {
-		id = NewProtectedID()
-		path = JoinPath(ParentPath(path), ProtectedName(id, NodeName(path)))
+		p.id = NewProtectedID()
+		path = JoinPath(ParentPath(path), ProtectedName(p.id, NodeName(path)))
 	}
-	full := c.paths.full(path)
-	parentFull := c.paths.full(ParentPath(path))
-	acl := co.acl
-	if acl == nil {
-		acl = c.opts.acl.ForPath(c.paths.aclPath(full))
+	p.full = c.paths.full(path)
+	p.parentFull = c.paths.full(ParentPath(path))
+	p.acl = co.acl
+	if p.acl == nil {
+		p.acl = c.opts.acl.ForPath(c.paths.aclPath(p.full))
 	}
-	if err := c.checkSize("create", userPath, createSize(full, data, acl, co.ttl > 0)); err != nil {
-		return Created{}, err
+	if err := c.checkSize("create", p.userPath, createSize(p.full, data, p.acl, co.ttl > 0)); err != nil {
+		return nil, err
 	}
 	if err := c.ensureRoot(ctx); err != nil {
-		return Created{}, &OpError{"create", userPath, err}
+		return nil, &OpError{"create", p.userPath, err}
 	}
+	return p, nil
+}
 
-	type res = createResult
-	first := true
-	v, pending, err := callPending(c, ctx, "create", userPath, func(conn *zk.Conn) (res, error) {
-		sid := conn.SessionID()
-		if co.protected && !first {
-			if protectedRetryHook != nil {
-				protectedRetryHook()
-			}
-			found, err := findProtected(conn, parentFull, id)
-			if err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return res{}, err
-			}
-			if found != "" {
-				if !co.mode.Ephemeral() {
-					return res{found, 0}, nil
-				}
-				ok, st, err := conn.Exists(found)
-				if err != nil {
-					return res{}, err
-				}
-				// Adopt the node only if it is of our CURRENT session: the
-				// connection's, and the one the client has not declared
-				// lost. A node of the previous session, which the server
-				// has not expired yet, must not be adopted (CURATOR-498).
-				if ok && st.EphemeralOwner == sid && sid == c.currentSessionID() {
-					return res{found, sid}, nil
-				}
-				if ok { // made in a session that is gone: never adopt it (CURATOR-498)
-					// Delete it before creating: a non-sequential node
-					// would otherwise collide with it (zk.ErrNodeExists).
-					if err := conn.Delete(found, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-						if retryable(classify(err, c.isClosed())) {
-							return res{}, err
-						}
-						c.deleteInBackground(found)
-					}
-				}
-			}
+// attempt is one attempt of the create in the retry loop. A protected
+// create that is tried again first looks for the node of an earlier
+// attempt whose reply was lost.
+func (p *createPlan) attempt(conn *zk.Conn) (createResult, error) {
+	sid := conn.SessionID()
+	if p.co.protected && p.retry {
+		if r, ok, err := p.findEarlier(conn, sid); ok || err != nil {
+			return r, err
 		}
-		first = false
-		p, err := c.createOnce(conn, full, data, co, acl)
-		if err != nil {
-			return res{}, err
-		}
-		if co.mode.Ephemeral() && conn.SessionID() != sid {
-			// The session changed while the create was under way: ask the
-			// server whose node it is.
-			ok, st, err := conn.Exists(p)
-			if err != nil {
-				return res{}, err
-			}
-			if ok {
-				sid = st.EphemeralOwner
-			}
-		}
-		return res{p, sid}, nil
-	})
+	}
+	p.retry = true
+	path, err := p.c.createOnce(conn, p.full, p.data, p.co, p.acl)
 	if err != nil {
-		if co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
-			c.cleanupProtected(parentFull, id, pending)
+		return createResult{}, err
+	}
+	if p.co.mode.Ephemeral() && conn.SessionID() != sid {
+		// The session changed while the create was under way: ask the
+		// server whose node it is.
+		ok, st, err := conn.Exists(path)
+		if err != nil {
+			return createResult{}, err
 		}
-		return Created{}, err
+		if ok {
+			sid = st.EphemeralOwner
+		}
 	}
-	n := Created{Path: c.paths.user(v.path)}
-	if co.mode.Ephemeral() {
-		n.Session = c.sessionFor(v.sid)
+	return createResult{path, sid}, nil
+}
+
+// findEarlier looks for the node an earlier attempt may have made (its
+// reply lost): ok when it is found and adopted.
+func (p *createPlan) findEarlier(conn *zk.Conn, sid int64) (r createResult, ok bool, err error) {
+	c := p.c
+	if protectedRetryHook != nil {
+		protectedRetryHook()
 	}
-	return n, nil
+	found, err := findProtected(conn, p.parentFull, p.id)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return r, false, err
+	}
+	if found == "" {
+		return r, false, nil
+	}
+	if !p.co.mode.Ephemeral() {
+		return createResult{found, 0}, true, nil
+	}
+	exists, st, err := conn.Exists(found)
+	if err != nil {
+		return r, false, err
+	}
+	// Adopt the node only if it is of our CURRENT session: the
+	// connection's, and the one the client has not declared lost. A node
+	// of the previous session, which the server has not expired yet, must
+	// not be adopted (CURATOR-498).
+	if exists && st.EphemeralOwner == sid && sid == c.currentSessionID() {
+		return createResult{found, sid}, true, nil
+	}
+	if exists { // made in a session that is gone: never adopt it (CURATOR-498)
+		// Delete it before creating: a non-sequential node would
+		// otherwise collide with it (zk.ErrNodeExists).
+		if err := conn.Delete(found, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if retryable(classify(err, c.isClosed())) {
+				return r, false, err
+			}
+			c.deleteInBackground(found)
+		}
+	}
+	return r, false, nil
 }
 
 // protectedRetryHook, if set (tests only), runs at the start of every

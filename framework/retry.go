@@ -21,9 +21,9 @@ type outcome[T any] struct {
 // go-zookeeper calls cannot be cancelled, so an abandoned call finishes in
 // the background; pending then yields its real outcome (for cleanup). When
 // ctx cannot be cancelled, fn runs on the caller's goroutine.
-func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, pending <-chan outcome[T], err error) {
+func attempt[T any](ctx context.Context, conn *zk.Conn, fn func(*zk.Conn) (T, error)) (v T, pending <-chan outcome[T], err error) {
 	if ctx.Done() == nil {
-		v, err = fn()
+		v, err = fn(conn)
 		return v, nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -31,7 +31,7 @@ func attempt[T any](ctx context.Context, fn func() (T, error)) (v T, pending <-c
 	}
 	ch := make(chan outcome[T], 1)
 	go func() {
-		v, err := fn()
+		v, err := fn(conn)
 		ch <- outcome[T]{v, err}
 	}()
 	select {
@@ -86,40 +86,57 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 			if h := beforeAttempt.Load(); h != nil {
 				(*h)(c, op)
 			}
-			var (
-				v       T
-				pending <-chan outcome[T]
-			)
-			v, pending, err = attempt(ctx, func() (T, error) { return fn(conn) })
-			if err == nil {
+			v, pending, aerr := attempt(ctx, conn, fn)
+			if aerr == nil {
 				return v, nil, nil
 			}
-			if pending != nil || ctxErr(err) {
+			if pending != nil || ctxErr(aerr) {
 				return zero, pending, &OpError{op, path, c.ended(ctx)}
 			}
-			err = classify(err, c.isClosed())
+			err = classify(aerr, c.isClosed())
 		}
-		if !retryable(err) {
-			return zero, nil, &OpError{op, path, err}
-		}
-		sleep, ok := c.opts.retryPolicy.Next(n, time.Since(start))
-		if !ok {
-			return zero, nil, &OpError{op, path, err}
-		}
-		c.opts.logger.Debug("retrying", "op", op, "path", path, "retry", n+1, "sleep", sleep, "err", err)
-		if sleep > 0 {
-			t := time.NewTimer(sleep)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return zero, nil, &OpError{op, path, c.ended(ctx)}
-			case <-c.ctx.Done():
-				t.Stop()
-				return zero, nil, &OpError{op, path, curator.ErrClosed}
-			}
+		if err = c.retryAfter(ctx, op, path, n, start, err); err != nil {
+			return zero, nil, err
 		}
 	}
+}
+
+// retryAfter asks the retry policy whether to try again after err, and
+// sleeps as it says, bounded by ctx and the client's life; nil means try
+// again, else the operation's error. (Apart from callPending, whose frame
+// every waiting goroutine carries.)
+//
+//go:noinline
+func (c *Client) retryAfter(ctx context.Context, op, path string, n int, start time.Time, err error) error {
+	if !retryable(err) {
+		return &OpError{op, path, err}
+	}
+	sleep, ok := c.opts.retryPolicy.Next(n, time.Since(start))
+	if !ok {
+		return &OpError{op, path, err}
+	}
+	c.logRetry(op, path, n+1, sleep, err)
+	if sleep <= 0 {
+		return nil
+	}
+	t := time.NewTimer(sleep)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return &OpError{op, path, c.ended(ctx)}
+	case <-c.ctx.Done():
+		return &OpError{op, path, curator.ErrClosed}
+	}
+}
+
+// logRetry logs a retry; apart from callPending, whose frame every
+// waiting goroutine carries, so that its arguments are not on that frame.
+//
+//go:noinline
+func (c *Client) logRetry(op, path string, n int, sleep time.Duration, err error) {
+	c.opts.logger.Debug("retrying", "op", op, "path", path, "retry", n, "sleep", sleep, "err", err)
 }
 
 // errNotConnected is the cause of an attempt not made: the client was not

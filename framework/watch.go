@@ -79,7 +79,7 @@ func (w *Watch) Stop() { w.mux.remove(w) }
 // once the server confirmed it, with the waiters to tell when it fires.
 type watchEntry struct {
 	armed bool
-	subs  map[*Watch]struct{}
+	subs  []*Watch // usually one: a slice costs far less than a map per entry
 }
 
 // watchMux fans go-zookeeper's watch events (seen through its event
@@ -100,10 +100,10 @@ func (m *watchMux) add(key watchKey, userPath string) (*Watch, *watchEntry, bool
 	defer m.mu.Unlock()
 	e := m.entries[key]
 	if e == nil {
-		e = &watchEntry{subs: map[*Watch]struct{}{}}
+		e = &watchEntry{}
 		m.entries[key] = e
 	}
-	e.subs[w] = struct{}{}
+	e.subs = append(e.subs, w)
 	return w, e, e.armed
 }
 
@@ -121,9 +121,21 @@ func (m *watchMux) armed(key watchKey, e *watchEntry) {
 func (m *watchMux) failed(w *Watch, e *watchEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(e.subs, w)
+	e.drop(w)
 	if len(e.subs) == 0 && !e.armed && m.entries[w.key] == e {
 		delete(m.entries, w.key)
+	}
+}
+
+// drop removes w from e's waiters, if there.
+func (e *watchEntry) drop(w *Watch) {
+	for i, s := range e.subs {
+		if s == w {
+			last := len(e.subs) - 1
+			e.subs[i], e.subs[last] = e.subs[last], nil
+			e.subs = e.subs[:last]
+			return
+		}
 	}
 }
 
@@ -131,7 +143,7 @@ func (m *watchMux) remove(w *Watch) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e := m.entries[w.key]; e != nil {
-		delete(e.subs, w)
+		e.drop(w)
 		// An armed entry with no waiter stays until the server fires it: it
 		// stands for the server-side watch, so that a later waiter on the
 		// same node does not arm another one.
@@ -147,7 +159,7 @@ func (m *watchMux) fireKey(key watchKey, ev Event) {
 		return
 	}
 	delete(m.entries, key)
-	for w := range e.subs {
+	for _, w := range e.subs {
 		ev.Path = w.path
 		w.ch <- ev // buffered, delivered once: an entry fires at most once
 	}

@@ -16,6 +16,7 @@ type Contender struct {
 	d       *Driver
 	node    string // full path
 	name    string
+	seq     string // its sort key
 	session *framework.Session
 }
 

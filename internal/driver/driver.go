@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -85,24 +84,10 @@ func (d *Driver) Sequence(child string) (string, bool) {
 // Sort returns the contenders among children, sorted by sequence; other
 // children (not contenders of this lock, or oddly named) are left out.
 func (d *Driver) Sort(children []string) []string {
-	type kv struct{ seq, name string }
-	list := make([]kv, 0, len(children))
-	for _, ch := range children {
-		if seq, ok := d.Sequence(ch); ok {
-			list = append(list, kv{seq, ch})
-		}
-	}
-	// Ties (a downgraded read node shares its writer's sequence) are broken
-	// by name, so the order is total and no stable sort is needed.
-	slices.SortFunc(list, func(a, b kv) int {
-		if c := strings.Compare(a.seq, b.seq); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	out := make([]string, len(list))
-	for i, e := range list {
-		out[i] = e.name
+	q := d.queueOf(children)
+	out := make([]string, q.Len())
+	for i := range out {
+		out[i] = q.Name(i)
 	}
 	return out
 }
@@ -161,7 +146,9 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 	if err != nil {
 		return nil, err
 	}
-	return &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}, nil
+	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
+	c.seq, _ = d.Sequence(c.name)
+	return c, nil
 }
 
 // Acquire enqueues a contender and waits until it holds. On any failure

@@ -76,7 +76,8 @@ func TestRefusesMaxLeasesBelowOne(t *testing.T) {
 		if _, err := driver.New(c, testenv.Path(t, "/driver"), "lease-", driver.MaxLeases(n)); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("New with MaxLeases(%d): %v, want ErrInvalidArgument", n, err)
 		}
-		dec, err := driver.MaxLeases(n)([]string{"lease-0000000001", "lease-0000000002"}, 1)
+		q := driver.SortOnly("lease-").QueueOf([]string{"lease-0000000001", "lease-0000000002"})
+		dec, err := driver.MaxLeases(n)(q, 1)
 		if !errors.Is(err, curator.ErrInvalidArgument) || dec.Held {
 			t.Errorf("MaxLeases(%d) predicate: %+v, %v; want ErrInvalidArgument", n, dec, err)
 		}

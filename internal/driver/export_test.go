@@ -44,3 +44,6 @@ func HandoffKeys() int {
 
 // HandoffOn reports whether d's waiters may hand off.
 func HandoffOn(d *Driver) bool { return d.handoff }
+
+// QueueOf exposes the sorting of a read.
+func (d *Driver) QueueOf(children []string) *Queue { return d.queueOf(children) }

@@ -96,11 +96,11 @@ func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 // goneBefore reports whether every contender before index i of q is known
 // gone. q keeps how far it has found them gone, so that a thousand waiters
 // of one reading check each name once between them.
-func (hs *handoffs) goneBefore(h *handoff, q *queue, i int) bool {
+func (hs *handoffs) goneBefore(h *handoff, q *Queue, i int) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	for q.gone < i {
-		if _, ok := h.gone[q.sorted[q.gone]]; !ok {
+		if _, ok := h.gone[q.entries[q.gone].name]; !ok {
 			return false
 		}
 		q.gone++

@@ -17,11 +17,11 @@ type Decision struct {
 	Watch string
 }
 
-// Predicate decides, from the contenders sorted by sequence (names only)
-// and the index of ours among them, whether we hold the lock and, if not,
-// what to wait for (Curator's LockInternalsDriver.getsTheLock). It is
-// called with ours >= 0.
-type Predicate func(contenders []string, ours int) (Decision, error)
+// Predicate decides, from the contenders sorted by sequence and the place
+// of ours among them, whether we hold the lock and, if not, what to wait
+// for (Curator's LockInternalsDriver.getsTheLock). It is called with
+// 0 <= ours < q.Len().
+type Predicate func(q *Queue, ours int) (Decision, error)
 
 // MaxLeases is the standard predicate (Curator's
 // StandardLockInternalsDriver): the first maxLeases contenders hold; any
@@ -37,26 +37,26 @@ func MaxLeases(maxLeases int) Predicate {
 	if maxLeases == 1 {
 		return firstHolds
 	}
-	return func(contenders []string, ours int) (Decision, error) {
+	return func(q *Queue, ours int) (Decision, error) {
 		if ours < maxLeases {
 			return Decision{Held: true}, nil
 		}
-		return Decision{Watch: contenders[ours-maxLeases]}, nil
+		return Decision{Watch: q.Name(ours - maxLeases)}, nil
 	}
 }
 
 // firstHolds is MaxLeases(1): the mutex's predicate (the handoff knows it).
-func firstHolds(contenders []string, ours int) (Decision, error) {
+func firstHolds(q *Queue, ours int) (Decision, error) {
 	if ours == 0 {
 		return Decision{Held: true}, nil
 	}
-	return Decision{Watch: contenders[ours-1]}, nil
+	return Decision{Watch: q.Name(ours - 1)}, nil
 }
 
 var errNoLeases = fmt.Errorf("driver: %w: MaxLeases needs at least 1", curator.ErrInvalidArgument)
 
 // noLeases is what MaxLeases(n < 1) returns; New recognises it.
-func noLeases([]string, int) (Decision, error) { return Decision{}, errNoLeases }
+func noLeases(*Queue, int) (Decision, error) { return Decision{}, errNoLeases }
 
 // isNoLeases reports whether pred is noLeases (a func is compared by its code).
 func isNoLeases(pred Predicate) bool {

@@ -10,42 +10,26 @@ import (
 	"github.com/gocurator/curator/framework"
 )
 
-// queue is the lock's queue as one read sees it: the contenders sorted, and
-// each one's place.
-type queue struct {
-	sorted []string
-	index  map[string]int
-	gone   int // how many of the first contenders are known gone (handoff; under known.mu)
-}
-
-func (d *Driver) view(names []string) *queue {
-	q := &queue{sorted: d.Sort(names), index: make(map[string]int, len(names))}
-	for i, n := range q.sorted {
-		q.index[n] = i
-	}
-	return q
-}
-
 // queueW reads the contenders with a child watch set by the same read.
-func (d *Driver) queueW(ctx context.Context) (*queue, *framework.Watch, error) {
+func (d *Driver) queueW(ctx context.Context) (*Queue, *framework.Watch, error) {
 	names, _, w, err := d.client.ChildrenW(ctx, d.path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return &queue{}, nil, nil
+		return &Queue{}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return d.view(names), w, nil
+	return d.queueOf(names), w, nil
 }
 
 // queueShared reads the contenders through a read shared with every other
 // waiter of the same client and path that asks meanwhile (a thousand
 // waiters of one lock in one process), sorted once per answer for all
 // drivers of the same contender names.
-func (d *Driver) queueShared(ctx context.Context) (*queue, error) {
+func (d *Driver) queueShared(ctx context.Context) (*Queue, error) {
 	f, err := reads.read(ctx, d.client, d.path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return &queue{}, nil
+		return &Queue{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -94,12 +78,12 @@ type flight struct {
 
 type keyedQueue struct {
 	key string
-	q   *queue
+	q   *Queue
 }
 
 // queue returns the answer as d sees it, sorted once for every driver of
 // the same contender names.
-func (f *flight) queue(d *Driver) *queue {
+func (f *flight) queue(d *Driver) *Queue {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, kq := range f.queues {
@@ -107,7 +91,7 @@ func (f *flight) queue(d *Driver) *queue {
 			return kq.q
 		}
 	}
-	q := d.view(f.names)
+	q := d.queueOf(f.names)
 	f.queues = append(f.queues, &keyedQueue{d.key, q})
 	return q
 }

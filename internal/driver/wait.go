@@ -58,87 +58,120 @@ func SetWaitHook(f func(c *Contender)) (restore func()) {
 // that set its watch (as Curator's semaphore does), and takes the Wake
 // channel before that read, so a change after it fires the one or the other.
 func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
-	d := c.d
 	var ho *handoff // what the process knows of deleted contenders (handoff.go)
-	if d.handoff && !o.Try {
-		ho = known.join(d.client, d.path)
+	if c.d.handoff && !o.Try {
+		ho = known.join(c.d.client, c.d.path)
 		defer known.leave(ho)
 	}
-	watchAll := o.WatchAll && !o.Try // decide on watched reads (the last decision was Decision{})
+	// Kept small on purpose: a thousand parked waiters park here, and a
+	// short stack lets the runtime shrink theirs (issue 16).
+	r := round{watchAll: o.WatchAll && !o.Try}
 	for {
-		if c.session.Lost() {
-			return c.vanished()
-		}
-		var wake <-chan struct{}
-		if o.Wake != nil {
-			wake = o.Wake() // before the read and the decision: a change after them closes it
-		}
-		var (
-			q   *queue
-			w   *framework.Watch
-			err error
-		)
-		if watchAll {
-			q, w, err = d.queueW(ctx)
-		} else {
-			// Shared: a thousand waiters of one process make one read (never
-			// one older than their own call) and sort it once.
-			q, err = d.queueShared(ctx)
-		}
-		if err != nil {
+		if done, err := c.arm(ctx, o, ho, &r); done {
 			return err
 		}
-		dec, err := c.decide(q)
-		if err != nil || dec.Held || o.Try {
-			if w != nil {
-				w.Stop()
-			}
-			if err == nil && !dec.Held {
-				err = fmt.Errorf("%s: %w", d.path, curator.ErrLocked)
-			}
+		if r.w == nil {
+			continue // look again
+		}
+		if done, err := c.park(ctx, ho, &r); done {
 			return err
-		}
-		if dec.Watch != "" {
-			watchAll = false
-			if w != nil {
-				w.Stop()
-			}
-			if testHookWaiting != nil {
-				testHookWaiting(c)
-			}
-			_, _, w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
-			if errors.Is(err, zk.ErrNoNode) {
-				if held, err := c.handedOff(ctx, ho, q, dec.Watch); held || err != nil {
-					return err
-				}
-				continue // it went meanwhile: look again
-			}
-			if err != nil {
-				return err
-			}
-		} else if !watchAll || w == nil {
-			watchAll = true // decide again, on a watched read
-			continue
-		} else if testHookWaiting != nil {
-			testHookWaiting(c)
-		}
-		select {
-		case ev := <-w.C():
-			w.Stop()
-			if dec.Watch != "" && ev.Type == framework.EventNodeDeleted {
-				if held, err := c.handedOff(ctx, ho, q, dec.Watch); held || err != nil {
-					return err
-				}
-			}
-		case <-wake:
-			w.Stop()
-		case <-c.session.Done():
-			w.Stop()
-		case <-ctx.Done():
-			w.Stop()
-			return ctx.Err()
 		}
 	}
+}
+
+// round is one round of a Wait: the reading it decided on, and what it
+// waits for.
+type round struct {
+	q        *Queue
+	w        *framework.Watch
+	pred     string // the contender waited on; "" for any change among them
+	wake     <-chan struct{}
+	watchAll bool // decide on watched reads (the last decision was Decision{})
+}
+
+// arm reads the queue, decides, and sets the watch to wait on (r.w; nil:
+// look again at once). done: Wait returns err (nil: held).
+func (c *Contender) arm(ctx context.Context, o WaitOptions, ho *handoff, r *round) (done bool, err error) {
+	d := c.d
+	if c.session.Lost() {
+		return true, c.vanished()
+	}
+	r.wake, r.w, r.pred = nil, nil, ""
+	if o.Wake != nil {
+		r.wake = o.Wake() // before the read and the decision: a change after them closes it
+	}
+	if r.watchAll {
+		r.q, r.w, err = d.queueW(ctx)
+	} else {
+		// Shared: a thousand waiters of one process make one read (never
+		// one older than their own call) and sort it once.
+		r.q, err = d.queueShared(ctx)
+	}
+	if err != nil {
+		return true, err
+	}
+	dec, err := c.decide(r.q)
+	if err != nil || dec.Held || o.Try {
+		if r.w != nil {
+			r.w.Stop()
+		}
+		if err == nil && !dec.Held {
+			err = fmt.Errorf("%s: %w", d.path, curator.ErrLocked)
+		}
+		return true, err
+	}
+	if dec.Watch == "" {
+		if !r.watchAll || r.w == nil {
+			r.watchAll = true // decide again, on a watched read
+			if r.w != nil {
+				r.w.Stop()
+				r.w = nil
+			}
+			return false, nil
+		}
+		if testHookWaiting != nil {
+			testHookWaiting(c)
+		}
+		return false, nil
+	}
+	r.watchAll = false
+	if r.w != nil {
+		r.w.Stop()
+	}
+	if testHookWaiting != nil {
+		testHookWaiting(c)
+	}
+	r.pred = dec.Watch
+	_, _, r.w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
+	if errors.Is(err, zk.ErrNoNode) {
+		r.w = nil
+		held, err := c.handedOff(ctx, ho, r.q, r.pred)
+		return held || err != nil, err // else it went meanwhile: look again
+	}
+	if err != nil {
+		return true, err
+	}
+	return false, nil
+}
+
+// park waits for r's watch, a wake-up, the session or ctx. done: Wait
+// returns err (nil: handed the lock).
+func (c *Contender) park(ctx context.Context, ho *handoff, r *round) (done bool, err error) {
+	var ev framework.Event
+	select {
+	case ev = <-r.w.C():
+	case <-r.wake:
+	case <-c.session.Done():
+	case <-ctx.Done():
+		r.w.Stop()
+		return true, ctx.Err()
+	}
+	r.w.Stop()
+	if r.pred != "" && ev.Type == framework.EventNodeDeleted {
+		held, err := c.handedOff(ctx, ho, r.q, r.pred)
+		return held || err != nil, err
+	}
+	return false, nil
 }
 
 // handedOff records that pred, our predecessor in q, is gone, and reports
@@ -146,12 +179,13 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 // before pred in q is known gone, and our own node is still there (one
 // exists, whatever the queue's length). See handoff.go for why that is
 // enough. false, nil: read the queue again.
-func (c *Contender) handedOff(ctx context.Context, ho *handoff, q *queue, pred string) (bool, error) {
+func (c *Contender) handedOff(ctx context.Context, ho *handoff, q *Queue, pred string) (bool, error) {
 	if ho == nil {
 		return false, nil
 	}
 	known.deleted(c.d.client, c.d.path, pred)
-	if i, ok := q.index[pred]; !ok || !known.goneBefore(ho, q, i) {
+	seq, _ := c.d.Sequence(pred) // a name the predicate chose: a contender's
+	if i, ok := q.find(seq, pred); !ok || !known.goneBefore(ho, q, i) {
 		return false, nil
 	}
 	ok, _, err := c.d.client.Exists(ctx, c.node)
@@ -165,12 +199,12 @@ func (c *Contender) handedOff(ctx context.Context, ho *handoff, q *queue, pred s
 }
 
 // decide applies the Predicate to our place in q.
-func (c *Contender) decide(q *queue) (Decision, error) {
-	ours, ok := q.index[c.name]
+func (c *Contender) decide(q *Queue) (Decision, error) {
+	ours, ok := q.find(c.seq, c.name)
 	if !ok {
 		return Decision{}, c.vanished()
 	}
-	return c.d.pred(q.sorted, ours)
+	return c.d.pred(q, ours)
 }
 
 // vanished is the error of a contender whose node is gone.

@@ -14,8 +14,8 @@ import (
 // countRule is the semaphore's predicate: held while the contenders number
 // at most max; else wait for any change among them (Decision{}).
 func countRule(max func() int) driver.Predicate {
-	return func(contenders []string, _ int) (driver.Decision, error) {
-		if len(contenders) <= max() {
+	return func(q *driver.Queue, _ int) (driver.Decision, error) {
+		if q.Len() <= max() {
 			return driver.Decision{Held: true}, nil
 		}
 		return driver.Decision{}, nil

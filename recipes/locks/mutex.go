@@ -44,7 +44,7 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 		return nil, fmt.Errorf("locks: %w", err)
 	}
 	m := &Mutex{}
-	m.init(d, o, m.take)
+	m.init(d, o, m)
 	return m, nil
 }
 

@@ -80,17 +80,17 @@ func NewReadWriteLock(client *framework.Client, path string, opts ...Option) (*R
 	r := &ReadLock{slot: make(token, 1)}
 	w := &WriteLock{read: r}
 	r.write = w
-	r.init(rd, o, r.take)
-	w.init(wd, o, w.take)
+	r.init(rd, o, r)
+	w.init(wd, o, w)
 	return &ReadWriteLock{read: r, write: w}, nil
 }
 
 // readPredicate: held iff no writer is queued before us; else wait on the
 // first writer before us (Curator's readLockPredicate).
-func readPredicate(contenders []string, ours int) (driver.Decision, error) {
+func readPredicate(q *driver.Queue, ours int) (driver.Decision, error) {
 	for i := 0; i < ours; i++ {
-		if strings.Contains(contenders[i], layout.WriteName) {
-			return driver.Decision{Watch: contenders[i]}, nil
+		if strings.Contains(q.Name(i), layout.WriteName) {
+			return driver.Decision{Watch: q.Name(i)}, nil
 		}
 	}
 	return driver.Decision{Held: true}, nil

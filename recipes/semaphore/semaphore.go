@@ -161,17 +161,17 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	// lease nodes number at most the maximum and all of ours are there;
 	// otherwise wait for any change among the leases (Decision{}).
 	ours := make(map[string]bool, n)
-	grant := func(contenders []string, _ int) (driver.Decision, error) {
+	grant := func(q *driver.Queue, _ int) (driver.Decision, error) {
 		found := 0
-		for _, c := range contenders {
-			if ours[c] {
+		for i := range q.Len() {
+			if ours[q.Name(i)] {
 				found++
 			}
 		}
 		if found < len(ours) {
 			return driver.Decision{}, errOursGone
 		}
-		if len(contenders) <= s.max() {
+		if q.Len() <= s.max() {
 			return driver.Decision{Held: true}, nil
 		}
 		return driver.Decision{}, nil
