@@ -61,6 +61,11 @@ type Created struct {
 	// Session is the session an ephemeral node belongs to (nil otherwise):
 	// the node lives until Session.Done() is closed.
 	Session *Session
+	// Parent is, with WithParentStat, the parent's stat read right behind
+	// the create on the same connection (so after it: its NumChildren
+	// counts the new node); nil when it could not be read that way (the
+	// create was retried, a parent had to be made, the connection went).
+	Parent *Stat
 }
 
 // Create makes a node and returns its path (with the sequence number for
@@ -80,14 +85,21 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 	if err != nil {
 		return Created{}, err
 	}
+	if p.co.parentStat {
+		p.parent = c.readParentBehind(p)
+	}
 	v, pending, err := callPending(c, ctx, "create", p.userPath, p.attempt)
+	var parent *Stat
+	if p.parent != nil {
+		parent = p.parent.result(err == nil && v.first)
+	}
 	if err != nil {
 		if p.co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
 			c.cleanupProtected(p.parentFull, p.id, pending)
 		}
 		return Created{}, err
 	}
-	n := Created{Path: c.paths.user(v.path)}
+	n := Created{Path: c.paths.user(v.path), Parent: parent}
 	if p.co.mode.Ephemeral() {
 		n.Session = c.sessionFor(v.sid)
 	}
@@ -106,7 +118,8 @@ type createPlan struct {
 	id         string // the protection id, if protected
 	data       []byte
 	acl        []ACL
-	retry      bool // an attempt ran already
+	retry      bool        // an attempt ran already
+	parent     *parentRead // WithParentStat
 }
 
 // planCreate checks a create (before any I/O) and names its node.
@@ -127,6 +140,9 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 	}
 	if ctx == nil {
 		return nil, &OpError{"create", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
+	}
+	if co.parentStat && !co.protected {
+		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentStat needs WithProtection", curator.ErrInvalidArgument)}
 	}
 	p := &createPlan{c: c, co: co, userPath: path, data: data}
 	if co.protected {
@@ -153,13 +169,17 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 // attempt whose reply was lost.
 func (p *createPlan) attempt(conn *zk.Conn) (createResult, error) {
 	sid := conn.SessionID()
+	first := !p.retry
 	if p.co.protected && p.retry {
 		if r, ok, err := p.findEarlier(conn, sid); ok || err != nil {
 			return r, err
 		}
 	}
 	p.retry = true
-	path, err := p.c.createOnce(conn, p.full, p.data, p.co, p.acl)
+	if first && p.parent != nil {
+		p.parent.conn.Store(conn) // before the create is queued: the reader sends behind it, on it
+	}
+	path, once, err := p.c.createOnce(conn, p.full, p.data, p.co, p.acl)
 	if err != nil {
 		return createResult{}, err
 	}
@@ -174,7 +194,7 @@ func (p *createPlan) attempt(conn *zk.Conn) (createResult, error) {
 			sid = st.EphemeralOwner
 		}
 	}
-	return createResult{path, sid}, nil
+	return createResult{path, sid, first && once}, nil
 }
 
 // findEarlier looks for the node an earlier attempt may have made (its
@@ -192,7 +212,7 @@ func (p *createPlan) findEarlier(conn *zk.Conn, sid int64) (r createResult, ok b
 		return r, false, nil
 	}
 	if !p.co.mode.Ephemeral() {
-		return createResult{found, 0}, true, nil
+		return createResult{found, 0, false}, true, nil
 	}
 	exists, st, err := conn.Exists(found)
 	if err != nil {
@@ -203,7 +223,7 @@ func (p *createPlan) findEarlier(conn *zk.Conn, sid int64) (r createResult, ok b
 	// of the previous session, which the server has not expired yet, must
 	// not be adopted (CURATOR-498).
 	if exists && st.EphemeralOwner == sid && sid == c.currentSessionID() {
-		return createResult{found, sid}, true, nil
+		return createResult{found, sid, false}, true, nil
 	}
 	if exists { // made in a session that is gone: never adopt it (CURATOR-498)
 		// Delete it before creating: a non-sequential node would
@@ -236,8 +256,9 @@ func (c *Client) currentSessionID() int64 {
 // createResult is what one create attempt made: the server path and the
 // session that owns it (ephemeral modes).
 type createResult struct {
-	path string
-	sid  int64
+	path  string
+	sid   int64
+	first bool // made by the first create request of the first attempt
 }
 
 func ctxErr(err error) bool {
@@ -304,7 +325,9 @@ func (c *Client) cleanupProtected(parentFull, id string, pending <-chan outcome[
 }
 
 // createOnce makes the node, and its parents if asked, on one connection.
-func (c *Client) createOnce(conn *zk.Conn, full string, data []byte, co opOptions, acl []ACL) (string, error) {
+// once says whether the first create request made it (no parent was
+// missing).
+func (c *Client) createOnce(conn *zk.Conn, full string, data []byte, co opOptions, acl []ACL) (path string, once bool, err error) {
 	create := func() (string, error) {
 		switch co.mode {
 		case ModeContainer:
@@ -318,11 +341,12 @@ func (c *Client) createOnce(conn *zk.Conn, full string, data []byte, co opOption
 	p, err := create()
 	if errors.Is(err, zk.ErrNoNode) && co.parents != noParents {
 		if err := c.mkdirs(conn, ParentPath(full), co.parents == containerParents); err != nil {
-			return "", err
+			return "", false, err
 		}
 		p, err = create()
+		return p, false, err
 	}
-	return p, err
+	return p, err == nil, err
 }
 
 // mkdirs makes every missing node of a server path, top down, with empty

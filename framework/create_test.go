@@ -11,6 +11,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
 // Parents made by WithParentContainers are containers: the server removes
@@ -134,5 +135,40 @@ func TestCreateModes(t *testing.T) {
 	}
 	if d, _, err := c.Get(ctx, "/p"); err != nil || string(d) != "d" {
 		t.Fatalf("data = %q, %v", d, err)
+	}
+}
+
+// WithParentStat: a protected create also reads its parent's stat, sent
+// right behind the create on its connection, so the stat is read after the
+// create and counts the new node; no read when the create needed its
+// parents made (the stat would be older than the node); refused without
+// WithProtection.
+func TestCreateParentStat(t *testing.T) {
+	px := startProxyFor(t)
+	c := newClient(t, px.Addr(), framework.WithNamespace(testenv.Uniq("pstat")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	opts := []framework.OpOption{framework.WithMode(framework.ModeEphemeralSequential), framework.WithProtection(),
+		framework.WithParentContainers(), framework.WithParentStat()}
+
+	first, err := c.CreateNode(ctx, "/q/n-", nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Parent != nil {
+		t.Errorf("a create that made its parent: Parent %+v, want nil", first.Parent)
+	}
+	px.ResetCounts()
+	second, err := c.CreateNode(ctx, "/q/n-", nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Parent == nil || second.Parent.NumChildren != 2 {
+		t.Fatalf("Parent %+v, want the parent's stat counting both nodes", second.Parent)
+	}
+	if n := px.Requests(zktest.OpExists); n != 1 {
+		t.Errorf("%d exists requests, want 1 (the parent's stat)", n)
+	}
+	if _, err := c.CreateNode(ctx, "/q/m-", nil, framework.WithMode(framework.ModeEphemeralSequential), framework.WithParentStat()); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Errorf("WithParentStat without WithProtection: %v, want ErrInvalidArgument", err)
 	}
 }

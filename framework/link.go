@@ -28,9 +28,11 @@ type link struct {
 
 	negotiated atomic.Int64 // ms granted in the latest handshake
 
-	mu    sync.Mutex
-	dead  bool
-	socks map[*sock]struct{}
+	mu      sync.Mutex
+	dead    bool
+	socks   map[*sock]struct{}
+	expects map[string]chan struct{} // create paths whose request someone waits to see written
+	nexpect atomic.Int32             // len(expects), read without the lock on every write
 }
 
 // Op codes of ZooKeeper's protocol that the write gate lets through before
@@ -50,7 +52,61 @@ var errLinkClosed = errors.New("framework: connection retired")
 var errUnauthenticated = errors.New("framework: request held back: credentials not yet sent on this connection")
 
 func newLink(gen int, d Dialer, needAuth int) *link {
-	return &link{gen: gen, dial: d, needAuth: needAuth, socks: map[*sock]struct{}{}}
+	return &link{gen: gen, dial: d, needAuth: needAuth, socks: map[*sock]struct{}{}, expects: map[string]chan struct{}{}}
+}
+
+// expect returns a channel closed once a create request for the server path
+// full has been written on one of the link's connections (so that a request
+// queued after that is handled after it: ZooKeeper answers a session's
+// requests in order); done removes the expectation.
+func (l *link) expect(full string) (written <-chan struct{}, done func()) {
+	ch := make(chan struct{})
+	l.mu.Lock()
+	l.expects[full] = ch
+	l.nexpect.Store(int32(len(l.expects)))
+	l.mu.Unlock()
+	return ch, func() {
+		l.mu.Lock()
+		if l.expects[full] == ch {
+			delete(l.expects, full)
+			l.nexpect.Store(int32(len(l.expects)))
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Op codes of creates (ZooDefs.OpCode: create, create2, createContainer,
+// createTTL): their body starts with the path.
+const (
+	opCreate          = 1
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+)
+
+// wrote tells an expectation that the create of a packet (length, xid, op
+// code, body) is written.
+func (l *link) wrote(p []byte) {
+	if len(p) < 16 {
+		return
+	}
+	switch int32(binary.BigEndian.Uint32(p[8:12])) {
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	default:
+		return
+	}
+	n := int(int32(binary.BigEndian.Uint32(p[12:16])))
+	if n < 0 || 16+n > len(p) {
+		return
+	}
+	path := string(p[16 : 16+n])
+	l.mu.Lock()
+	if ch := l.expects[path]; ch != nil {
+		close(ch)
+		delete(l.expects, path)
+		l.nexpect.Store(int32(len(l.expects)))
+	}
+	l.mu.Unlock()
 }
 
 // dialer is the zk.Dialer of the link's *zk.Conn.
@@ -157,7 +213,11 @@ func (s *sock) Write(p []byte) (int, error) {
 		}
 	}
 	s.wmu.Unlock()
-	return s.Conn.Write(p)
+	n, err := s.Conn.Write(p)
+	if err == nil && s.l.nexpect.Load() > 0 {
+		s.l.wrote(p)
+	}
+	return n, err
 }
 
 func (s *sock) Close() error {

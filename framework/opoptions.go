@@ -30,17 +30,18 @@ const (
 	optGuarantee
 	optChildren
 	optIgnoreMissing
+	optParentStat
 )
 
 // The options each operation takes.
 const (
-	createOpts = optMode | optProtection | optParents | optACL | optTTL
+	createOpts = optMode | optProtection | optParents | optACL | optTTL | optParentStat
 	deleteOpts = optVersion | optGuarantee | optChildren | optIgnoreMissing
 	setOpts    = optVersion
 )
 
 var optionNames = []string{"WithMode", "WithProtection", "WithParents/WithParentContainers", "WithACL", "WithTTL",
-	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing"}
+	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat"}
 
 type parentsMode int
 
@@ -59,6 +60,8 @@ type opOptions struct {
 	parents   parentsMode
 	acl       []ACL
 	ttl       time.Duration
+
+	parentStat bool
 
 	version       int32
 	guaranteed    bool
@@ -149,6 +152,17 @@ func WithACL(acl ...ACL) OpOption {
 // node (and is required by them). Create.
 func WithTTL(d time.Duration) OpOption {
 	return func(o *opOptions) { o.set(optTTL); o.ttl = d }
+}
+
+// WithParentStat makes a protected create read its parent's stat too, in
+// the same round trip: the read is sent right behind the create, so
+// ZooKeeper, which answers a session's requests in order, reads it after
+// the create (Created.Parent; its NumChildren counts the new node). A lock
+// whose node is its parent's only child holds without listing the queue.
+// It needs WithProtection (only a protected create is told apart on the
+// wire). Default: off. Create.
+func WithParentStat() OpOption {
+	return func(o *opOptions) { o.set(optParentStat); o.parentStat = true }
 }
 
 // WithVersion makes the operation succeed only if the node's version (for

@@ -18,6 +18,11 @@ type Contender struct {
 	name    string
 	seq     string // its sort key
 	session *framework.Session
+	// siblings: how many children its path had right after its create
+	// (itself included), 0 if unknown. One alone needs no read of the
+	// queue for its first decision: sequences only grow, so no contender
+	// can come before it (one use: Wait clears it).
+	siblings int
 }
 
 // Node returns the contender's node path.

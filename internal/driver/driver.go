@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -24,6 +25,10 @@ type Driver struct {
 	key     string // names, joined: the key of this driver's view of a shared read
 	pred    Predicate
 	handoff bool // a waiter may hold when its predecessor goes without reading again (handoff.go)
+	// busy: the last first reading of the queue showed others; the next
+	// create asks for no parent stat (it would be wasted), until a reading
+	// shows our node alone again.
+	busy atomic.Bool
 }
 
 // New returns a driver for contenders named name under path. sortNames are
@@ -141,13 +146,21 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 	if data == nil {
 		data = d.client.DefaultData()
 	}
-	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), data,
-		framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers())
+	opts := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
+	if !d.busy.Load() {
+		// The parent's stat, in the same round trip: a node that is its
+		// path's only child decides without reading the queue (Wait).
+		opts = append(opts, framework.WithParentStat())
+	}
+	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), data, opts...)
 	if err != nil {
 		return nil, err
 	}
 	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
 	c.seq, _ = d.Sequence(c.name)
+	if n.Parent != nil {
+		c.siblings = int(n.Parent.NumChildren)
+	}
 	return c, nil
 }
 

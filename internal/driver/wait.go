@@ -23,6 +23,11 @@ type WaitOptions struct {
 	// OnEnqueue, if not nil, is called by Acquire with the node's path as
 	// soon as it is made, before the wait.
 	OnEnqueue func(node string)
+	// Fits, if not nil, says whether a count of contenders (ours included)
+	// holds by itself (the semaphore's count rule): when the create told
+	// how many children the path had right after it, a count that fits
+	// holds without reading the queue.
+	Fits func(contenders int) bool
 	// WatchAll decides on watched reads of the queue from the first read,
 	// for a Predicate that waits for any change (Decision{}) and seldom
 	// holds at once (the semaphore's lease wait, as Curator's): one read
@@ -65,7 +70,7 @@ func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
 	}
 	// Kept small on purpose: a thousand parked waiters park here, and a
 	// short stack lets the runtime shrink theirs (issue 16).
-	r := round{watchAll: o.WatchAll && !o.Try}
+	r := round{watchAll: o.WatchAll && !o.Try, first: true}
 	for {
 		if done, err := c.arm(ctx, o, ho, &r); done {
 			return err
@@ -87,6 +92,7 @@ type round struct {
 	pred     string // the contender waited on; "" for any change among them
 	wake     <-chan struct{}
 	watchAll bool // decide on watched reads (the last decision was Decision{})
+	first    bool // no reading yet
 }
 
 // arm reads the queue, decides, and sets the watch to wait on (r.w; nil:
@@ -100,15 +106,26 @@ func (c *Contender) arm(ctx context.Context, o WaitOptions, ho *handoff, r *roun
 	if o.Wake != nil {
 		r.wake = o.Wake() // before the read and the decision: a change after them closes it
 	}
-	if r.watchAll {
+	siblings := c.siblings
+	c.siblings = 0 // known right after the create only
+	switch {
+	case siblings > 0 && o.Fits != nil && o.Fits(siblings):
+		return true, nil // held by the count alone (the semaphore's rule)
+	case siblings == 1:
+		r.q = &Queue{entries: []entry{{c.seq, c.name}}} // the queue as it was right after our create
+	case r.watchAll:
 		r.q, r.w, err = d.queueW(ctx)
-	} else {
+	default:
 		// Shared: a thousand waiters of one process make one read (never
 		// one older than their own call) and sort it once.
 		r.q, err = d.queueShared(ctx)
 	}
 	if err != nil {
 		return true, err
+	}
+	if r.first {
+		r.first = false
+		d.busy.Store(r.q.Len() > 1)
 	}
 	dec, err := c.decide(r.q)
 	if err != nil || dec.Held || o.Try {

@@ -228,7 +228,9 @@ func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bo
 			s.opts.OnEnqueue(c.Node())
 		}
 	}
-	return made, made[n-1].Wait(ctx, driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true})
+	// The count rule, on the count the last create told (no read needed).
+	fits := func(n int) bool { return n <= s.max() }
+	return made, made[n-1].Wait(ctx, driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true, Fits: fits})
 }
 
 // vanishedNotLost reports whether err says a node of ours vanished while
