@@ -125,7 +125,11 @@ func (c *Contender) arm(ctx context.Context, o WaitOptions, ho *handoff, r *roun
 	}
 	if r.first {
 		r.first = false
-		d.busy.Store(r.q.Len() > 1)
+		alone := r.q.Len() == 1
+		if o.Fits != nil {
+			alone = o.Fits(r.q.Len())
+		}
+		d.busy.Store(!alone)
 	}
 	dec, err := c.decide(r.q)
 	if err != nil || dec.Held || o.Try {

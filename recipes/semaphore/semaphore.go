@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
@@ -26,6 +27,7 @@ type Semaphore struct {
 	max    func() int
 	wake   func() <-chan struct{}
 	opts   options
+	busy   atomic.Bool // the leases' drivers' hint (driver.SetBusyHint)
 }
 
 // New returns a semaphore on path allowing maxLeases leases at once
@@ -180,6 +182,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
+	d.SetBusyHint(&s.busy)
 	for attempt := 0; ; attempt++ {
 		clear(ours)
 		made, err := s.attempt(wctx, d, n, try, ours)
