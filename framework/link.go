@@ -31,8 +31,8 @@ type link struct {
 	mu      sync.Mutex
 	dead    bool
 	socks   map[*sock]struct{}
-	expects map[string]chan struct{} // create paths whose request someone waits to see written
-	nexpect atomic.Int32             // len(expects), read without the lock on every write
+	expects map[string]func() // create paths whose request someone waits to see written
+	nexpect atomic.Int32      // len(expects), read without the lock on every write
 }
 
 // Op codes of ZooKeeper's protocol that the write gate lets through before
@@ -52,26 +52,29 @@ var errLinkClosed = errors.New("framework: connection retired")
 var errUnauthenticated = errors.New("framework: request held back: credentials not yet sent on this connection")
 
 func newLink(gen int, d Dialer, needAuth int) *link {
-	return &link{gen: gen, dial: d, needAuth: needAuth, socks: map[*sock]struct{}{}, expects: map[string]chan struct{}{}}
+	return &link{gen: gen, dial: d, needAuth: needAuth, socks: map[*sock]struct{}{}, expects: map[string]func(){}}
 }
 
-// expect returns a channel closed once a create request for the server path
-// full has been written on one of the link's connections (so that a request
-// queued after that is handled after it: ZooKeeper answers a session's
-// requests in order); done removes the expectation.
-func (l *link) expect(full string) (written <-chan struct{}, done func()) {
-	ch := make(chan struct{})
+// expect calls written, once, as soon as a create request for the server
+// path full has been written on one of the link's connections (so that a
+// request queued from then on is handled after it: ZooKeeper answers a
+// session's requests in order). written runs on go-zookeeper's sending
+// goroutine: it must not block. done removes the expectation; it reports
+// whether written had been called (or is being called) before.
+func (l *link) expect(full string, written func()) (done func() bool) {
 	l.mu.Lock()
-	l.expects[full] = ch
+	l.expects[full] = written
 	l.nexpect.Store(int32(len(l.expects)))
 	l.mu.Unlock()
-	return ch, func() {
+	return func() bool {
 		l.mu.Lock()
-		if l.expects[full] == ch {
+		defer l.mu.Unlock()
+		if _, waiting := l.expects[full]; waiting {
 			delete(l.expects, full)
 			l.nexpect.Store(int32(len(l.expects)))
+			return false
 		}
-		l.mu.Unlock()
+		return true
 	}
 }
 
@@ -101,12 +104,15 @@ func (l *link) wrote(p []byte) {
 	}
 	path := string(p[16 : 16+n])
 	l.mu.Lock()
-	if ch := l.expects[path]; ch != nil {
-		close(ch)
+	written := l.expects[path]
+	if written != nil {
 		delete(l.expects, path)
 		l.nexpect.Store(int32(len(l.expects)))
 	}
 	l.mu.Unlock()
+	if written != nil {
+		written()
+	}
 }
 
 // dialer is the zk.Dialer of the link's *zk.Conn.

@@ -9,15 +9,15 @@ import (
 // parentRead is the read of a create's parent (WithParentStat) sent right
 // behind the create on its connection: both go out before either answer
 // comes back, and ZooKeeper handles a session's requests in order, so the
-// parent's stat is read after the create at the cost of no round trip.
+// parent's stat is read after the create at the cost of no round trip. The
+// reading goroutine starts only once the create is written, and lives one
+// round trip.
 type parentRead struct {
-	full    string                  // the parent's server path
-	conn    atomic.Pointer[zk.Conn] // the first attempt's connection, set before its create is queued
-	written <-chan struct{}         // the first create request is written
-	done    func()                  // drops the expectation
-	stop    chan struct{}           // the create ended before its request was seen written
-	read    chan struct{}           // closed once the reader ended
-	stat    *Stat
+	full string                  // the parent's server path
+	conn atomic.Pointer[zk.Conn] // the first attempt's connection, set before its create is queued
+	done func() bool             // drops the expectation; true if the create was seen written
+	read chan struct{}           // closed once the reader ended
+	stat *Stat
 }
 
 // readParentBehind arms a reader of p's parent that sends its request as
@@ -26,34 +26,26 @@ func (c *Client) readParentBehind(p *createPlan) *parentRead {
 	c.mu.Lock()
 	l := c.link
 	c.mu.Unlock()
-	r := &parentRead{full: p.parentFull, stop: make(chan struct{}), read: make(chan struct{})}
-	r.written, r.done = l.expect(p.full)
-	go r.run()
+	r := &parentRead{full: p.parentFull, read: make(chan struct{})}
+	r.done = l.expect(p.full, func() { go r.run() })
 	return r
 }
 
 func (r *parentRead) run() {
 	defer close(r.read)
-	select {
-	case <-r.written:
-	case <-r.stop:
-		return
-	}
-	conn := r.conn.Load()
-	if conn == nil {
-		return
-	}
-	ok, st, err := conn.Exists(r.full)
-	if err == nil && ok {
-		r.stat = st
+	if conn := r.conn.Load(); conn != nil {
+		if ok, st, err := conn.Exists(r.full); err == nil && ok {
+			r.stat = st
+		}
 	}
 }
 
 // result returns the parent's stat if it was read behind a create that
 // made the node with its first request (valid), else nil.
 func (r *parentRead) result(valid bool) *Stat {
-	r.done()
-	close(r.stop)
+	if !r.done() {
+		return nil // never written on the link armed (a reconnection): nothing read
+	}
 	<-r.read
 	if !valid {
 		return nil

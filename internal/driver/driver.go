@@ -156,7 +156,7 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 		data = d.client.DefaultData()
 	}
 	opts := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
-	if !d.busy.Load() {
+	if !d.busy.Load() && !(d.handoff && known.waiting(d.client, d.path)) {
 		// The parent's stat, in the same round trip: a node that is its
 		// path's only child decides without reading the queue (Wait).
 		opts = append(opts, framework.WithParentStat())

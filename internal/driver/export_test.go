@@ -47,3 +47,10 @@ func HandoffOn(d *Driver) bool { return d.handoff }
 
 // QueueOf exposes the sorting of a read.
 func (d *Driver) QueueOf(children []string) *Queue { return d.queueOf(children) }
+
+// SetReadHooks sets the shared reads' woke and idle hooks; the returned
+// func removes them.
+func SetReadHooks(woke func(ctx context.Context), idle func()) (restore func()) {
+	testHookWoke, testHookIdle = woke, idle
+	return func() { testHookWoke, testHookIdle = nil, nil }
+}

@@ -83,6 +83,14 @@ func (hs *handoffs) leave(h *handoff) {
 	}
 }
 
+// waiting reports whether anyone of the process waits on the client's path
+// now (then a new contender is not alone).
+func (hs *handoffs) waiting(c *framework.Client, path string) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.keys[readKey{c, path}] != nil
+}
+
 // deleted records that a contender of the client's path is gone, if anyone
 // waits there.
 func (hs *handoffs) deleted(c *framework.Client, path, name string) {

@@ -56,9 +56,15 @@ type sharedReads struct {
 
 var reads = &sharedReads{keys: map[readKey]*pathReads{}}
 
-// testHookRead, set only by tests, runs just before a shared read is sent,
-// with the context of the caller that sends it.
-var testHookRead func(ctx context.Context)
+// Test hooks, set only by tests: testHookRead runs just before a shared
+// read is sent, with the sender's context; testHookWoke when a caller that
+// waited for an earlier read wakes, with its context, before it looks
+// again; testHookIdle when a sender has ended its read.
+var (
+	testHookRead func(ctx context.Context)
+	testHookWoke func(ctx context.Context)
+	testHookIdle func()
+)
 
 type pathReads struct {
 	running *flight // the read in flight, if any
@@ -138,12 +144,17 @@ func (s *sharedReads) join(ctx context.Context, key readKey) (*flight, error) {
 			}
 			f.names, _, f.err = key.client.Children(ctx, key.path)
 			s.mu.Lock()
+			// Done, then idle, in one step: a sharer that finds the path
+			// idle must find f done too, or it would send f again.
+			close(f.done)
 			pr.running = nil
 			if pr.next == nil {
 				delete(s.keys, key)
 			}
 			s.mu.Unlock()
-			close(f.done)
+			if testHookIdle != nil {
+				testHookIdle()
+			}
 			return f, nil
 		case f: // another caller sends it
 			s.mu.Unlock()
@@ -159,6 +170,9 @@ func (s *sharedReads) join(ctx context.Context, key readKey) (*flight, error) {
 		s.mu.Unlock()
 		select {
 		case <-prev.done:
+			if testHookWoke != nil {
+				testHookWoke(ctx)
+			}
 		case <-ctx.Done():
 			s.mu.Lock()
 			if pr.next == f {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
@@ -220,5 +221,128 @@ func TestSharedReadInterruptedByClose(t *testing.T) {
 	}
 	if k := driver.SharedReadKeys(); k != 0 {
 		t.Errorf("%d shared-read keys left behind", k)
+	}
+}
+
+// Many waiters asking at once, in waves, for thousands of reads: every
+// flight is sent once (a flight sent twice closed its channel twice: the
+// sender used to mark the path idle before marking its flight done, and a
+// sharer woken in between sent the same flight again), every caller gets
+// an answer that knows it, and nothing is left behind.
+func TestSharedReadsUnderLoad(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Delete(ctx)
+	const waiters, rounds = 64, 30
+	cts := make([]*driver.Contender, waiters)
+	for i := range cts {
+		if cts[i], err = d.Enqueue(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		defer cts[i].Delete(ctx)
+	}
+	var wg sync.WaitGroup
+	for _, ct := range cts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if err := ct.Wait(ctx, driver.WaitOptions{Try: true}); !errors.Is(err, curator.ErrLocked) {
+					t.Errorf("Try of a waiter: %v, want ErrLocked", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if k := driver.SharedReadKeys(); k != 0 {
+		t.Errorf("%d shared-read keys left behind", k)
+	}
+}
+
+type nameKey struct{}
+
+// A sharer that wakes after the flight it shares has been sent and
+// answered must take that answer, never send the flight again: its sender
+// marks the flight done and the path idle in one step. (It once marked the
+// path idle first: a sharer waking in between sent the flight a second
+// time, and the flight's channel was closed twice.) Hooks hold one sharer
+// until the other has sent and ended the flight, then let it look.
+func TestSharedReadSentOnce(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cts [3]*driver.Contender
+	for i := range cts {
+		if cts[i], err = d.Enqueue(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		defer cts[i].Delete(ctx)
+	}
+	named := func(n string) context.Context { return context.WithValue(ctx, nameKey{}, n) }
+	var (
+		mu    sync.Mutex
+		sends int
+	)
+	holdY := make(chan struct{})
+	yDone := make(chan error, 1)
+	defer driver.SetReadHook(func(rctx context.Context) {
+		mu.Lock()
+		sends++
+		n := sends
+		mu.Unlock()
+		if n == 1 { // the first read: until both others wait for the next
+			testenv.WaitFor(t, testenv.WaitShort, "two sharers queued", func() bool { return driver.SharedReadWaiters() == 2 })
+		}
+	})()
+	idled := 0
+	defer driver.SetReadHooks(func(wctx context.Context) {
+		if wctx.Value(nameKey{}) == "y" {
+			<-holdY // y wakes late
+		}
+	}, func() {
+		mu.Lock()
+		idled++
+		n := idled
+		mu.Unlock()
+		if n == 2 { // the second read is ended: now y looks
+			close(holdY)
+			select {
+			case err := <-yDone:
+				yDone <- err
+			case <-time.After(testenv.WaitShort):
+				t.Error("y never returned")
+			}
+		}
+	})()
+	first := make(chan error, 1)
+	go func() { first <- cts[0].Wait(named("a"), driver.WaitOptions{Try: true}) }()
+	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
+	xDone := make(chan error, 1)
+	go func() { xDone <- cts[1].Wait(named("x"), driver.WaitOptions{Try: true}) }()
+	go func() { yDone <- cts[2].Wait(named("y"), driver.WaitOptions{Try: true}) }()
+	if err := <-first; err != nil {
+		t.Fatalf("the first: %v", err)
+	}
+	for name, ch := range map[string]chan error{"x": xDone, "y": yDone} {
+		if err := <-ch; !errors.Is(err, curator.ErrLocked) {
+			t.Errorf("%s: %v, want ErrLocked", name, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if sends != 2 {
+		t.Fatalf("%d reads sent, want 2 (the second one shared, once)", sends)
 	}
 }
