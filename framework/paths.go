@@ -37,18 +37,22 @@ func validatePath(path string, sequential bool) error {
 	if !utf8.ValidString(path) {
 		return bad("not valid UTF-8")
 	}
-	parts := strings.Split(path[1:], "/")
-	for i, part := range parts {
+	for rest := path[1:]; ; { // each component, without allocating
+		part, tail, more := strings.Cut(rest, "/")
 		switch part {
 		case "":
 			// ZooKeeper validates a sequential path with the sequence
 			// number appended: only the last component may be empty.
-			if !sequential || i < len(parts)-1 {
+			if !sequential || more {
 				return bad("empty component")
 			}
 		case ".", "..":
 			return bad("relative component " + part)
 		}
+		if !more {
+			break
+		}
+		rest = tail
 	}
 	for _, r := range path {
 		switch {
