@@ -78,7 +78,6 @@ type Provider struct {
 		sets *recipeSets
 	}
 	pathSets sync.Map // pathKey -> *recipeSets, with path attributes only
-	opSets   sync.Map // opKey -> attribute.Set
 	sets     sync.Map // string -> attribute.Set: session states, expiry sources
 }
 
