@@ -7,6 +7,7 @@ package globaltest
 
 import (
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -21,21 +22,32 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// rig is installed as the global providers by the first run of the test,
+// for the life of the test binary (go test -count runs it again).
+var (
+	rig     *telemetrytest.Rig
+	install sync.Once
+)
+
 func TestGlobalProviders(t *testing.T) {
-	rig := telemetrytest.New(t)
 	connect := testenv.Shared().ConnectString()
 	before := testenv.Client(t, connect, framework.WithNamespace(testenv.Uniq("global")))
 	ctx := testenv.Ctx(t, testenv.WaitShort)
-	p := telemetry.ForClient(before)
-	if op := p.StartOp(ctx, "get", nil, "/x"); op != nil {
-		t.Fatal("an attempt is recorded with the globals unset")
-	}
-	if _, a := p.Recipe(telemetry.KindMutex, "/l").StartAcquire(ctx); a != nil {
-		t.Fatal("an acquisition is recorded with the globals unset")
-	}
-
-	otel.SetMeterProvider(rig.Meters)
-	otel.SetTracerProvider(rig.Tracers)
+	install.Do(func() {
+		p := telemetry.ForClient(before)
+		if op := p.StartOp(ctx, "get", nil, "/x"); op != nil {
+			t.Error("an attempt is recorded with the globals unset")
+		}
+		if _, a := p.Recipe(telemetry.KindMutex, "/l").StartAcquire(ctx); a != nil {
+			t.Error("an acquisition is recorded with the globals unset")
+		}
+		rig = telemetrytest.NewUnmanaged()
+		otel.SetMeterProvider(rig.Meters)
+		otel.SetTracerProvider(rig.Tracers)
+	})
+	rig.Spans.Reset()
+	nonode0 := rig.Count(t, telemetry.MetricOpDuration, telemetry.KeyErrorType.String("NONODE"))
+	acq0 := rig.Count(t, telemetry.MetricAcquireDuration)
 	after := testenv.Client(t, connect, framework.WithNamespace(testenv.Uniq("global")))
 	for _, c := range []*framework.Client{before, after} {
 		if _, _, err := c.Get(ctx, "/missing"); !errors.Is(err, zk.ErrNoNode) {
@@ -52,10 +64,10 @@ func TestGlobalProviders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := rig.Count(t, telemetry.MetricOpDuration, telemetry.KeyErrorType.String("NONODE")); n != 2 {
+	if n := rig.Count(t, telemetry.MetricOpDuration, telemetry.KeyErrorType.String("NONODE")) - nonode0; n != 2 {
 		t.Fatalf("NONODE samples through the global provider: %d, want 2: %v", n, rig.Points(t, telemetry.MetricOpDuration))
 	}
-	if n := rig.Count(t, telemetry.MetricAcquireDuration); n != 2 {
+	if n := rig.Count(t, telemetry.MetricAcquireDuration) - acq0; n != 2 {
 		t.Fatalf("acquisitions through the global provider: %d, want 2", n)
 	}
 	if n := len(rig.Ended(telemetry.SpanLockAcquire)); n != 2 {

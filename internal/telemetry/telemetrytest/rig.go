@@ -33,14 +33,21 @@ type Rig struct {
 
 // New returns a rig, shut down at clean-up.
 func New(t testing.TB) *Rig {
-	r := &Rig{Reader: sdkmetric.NewManualReader(), Spans: tracetest.NewInMemoryExporter()}
-	r.Meters = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.Reader))
-	r.Tracers = sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.Spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	r := NewUnmanaged()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = r.Meters.Shutdown(ctx)
 		_ = r.Tracers.Shutdown(ctx)
 	})
+	return r
+}
+
+// NewUnmanaged returns a rig that is never shut down (it starts no
+// goroutine): for one that outlives a test, as the global providers do.
+func NewUnmanaged() *Rig {
+	r := &Rig{Reader: sdkmetric.NewManualReader(), Spans: tracetest.NewInMemoryExporter()}
+	r.Meters = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.Reader))
+	r.Tracers = sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.Spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	return r
 }
 
