@@ -66,7 +66,7 @@ type Hold struct {
 	tokenMu sync.Mutex
 	token   int64
 
-	note lossNote // who is told of a loss, and why (observe.go)
+	note lossNotePtr // who is told of a loss, and why (observe.go)
 }
 
 // errReleased is the cause of a held context's end when the holding is

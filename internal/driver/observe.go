@@ -3,18 +3,33 @@ package driver
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // lossNote tells whoever asked (OnLoss) of a holding's loss, with why it
-// was lost: the recipes' telemetry counts losses by reason.
+// was lost: the recipes' telemetry counts losses by reason. A Hold keeps a
+// pointer to one, made by the first OnLoss or by the loss, so that a Hold
+// nobody observes costs one word.
 type lossNote struct {
 	mu     sync.Mutex
 	lost   bool
 	reason telemetry.LossReason
 	fns    []func(telemetry.LossReason)
+}
+
+// lossNotePtr is the Hold's field: nil until OnLoss or the loss.
+type lossNotePtr = atomic.Pointer[lossNote]
+
+// noteOf returns h's note, making it if none yet.
+func (h *Hold) noteOf() *lossNote {
+	if n := h.note.Load(); n != nil {
+		return n
+	}
+	h.note.CompareAndSwap(nil, &lossNote{})
+	return h.note.Load()
 }
 
 // OnLoss arranges for f to be called once, with the reason, when the
@@ -23,7 +38,7 @@ type lossNote struct {
 // watch, a release): it must be quick and must not call back into the
 // holding.
 func (h *Hold) OnLoss(f func(reason telemetry.LossReason)) {
-	n := &h.note
+	n := h.noteOf()
 	n.mu.Lock()
 	if n.lost {
 		r := n.reason
@@ -38,7 +53,7 @@ func (h *Hold) OnLoss(f func(reason telemetry.LossReason)) {
 // noteLoss is lose's hook (once per holding): it tells OnLoss's callbacks.
 func (h *Hold) noteLoss(why string) {
 	r := lossReason(h, why)
-	n := &h.note
+	n := h.noteOf()
 	n.mu.Lock()
 	n.lost, n.reason = true, r
 	fns := n.fns
