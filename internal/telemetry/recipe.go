@@ -180,11 +180,11 @@ func (p *Provider) instruments(s scopeID) *recipeInstruments {
 // path attributes), built once.
 type recipeSets struct {
 	attrs   []attribute.KeyValue // curator.recipe [, curator.path]
-	base    attribute.Set
-	outcome [numOutcomes]attribute.Set // OutcomeError's without error.type
-	release [numReleases]attribute.Set
-	loss    [numLosses]attribute.Set
-	errs    sync.Map // error.type -> attribute.Set of OutcomeError
+	base    *attrs
+	outcome [numOutcomes]*attrs // OutcomeError's without error.type
+	release [numReleases]*attrs
+	loss    [numLosses]*attrs
+	errs    sync.Map // error.type -> *attrs of OutcomeError
 }
 
 func newSets(kind Kind, path string, withPath bool) *recipeSets {
@@ -192,10 +192,10 @@ func newSets(kind Kind, path string, withPath bool) *recipeSets {
 	if withPath {
 		s.attrs = append(s.attrs, KeyPath.String(path))
 	}
-	with := func(kv attribute.KeyValue) attribute.Set {
-		return attribute.NewSet(append(append([]attribute.KeyValue(nil), s.attrs...), kv)...)
+	with := func(kv attribute.KeyValue) *attrs {
+		return newAttrs(append(append([]attribute.KeyValue(nil), s.attrs...), kv)...)
 	}
-	s.base = attribute.NewSet(s.attrs...)
+	s.base = newAttrs(s.attrs...)
 	for o := range numOutcomes {
 		s.outcome[o] = with(KeyOutcome.String(o.String()))
 	}
@@ -208,14 +208,14 @@ func newSets(kind Kind, path string, withPath bool) *recipeSets {
 	return s
 }
 
-func (s *recipeSets) errorSet(errType string) attribute.Set {
+func (s *recipeSets) errorSet(errType string) *attrs {
 	if v, ok := s.errs.Load(errType); ok {
-		return v.(attribute.Set)
+		return v.(*attrs)
 	}
-	set := attribute.NewSet(append(append([]attribute.KeyValue(nil), s.attrs...),
+	set := newAttrs(append(append([]attribute.KeyValue(nil), s.attrs...),
 		KeyOutcome.String(OutcomeError.String()), KeyErrorType.String(errType))...)
 	v, _ := s.errs.LoadOrStore(errType, set)
-	return v.(attribute.Set)
+	return v.(*attrs)
 }
 
 type pathKey struct {
@@ -312,7 +312,7 @@ func (r Recipe) StartAcquire(ctx context.Context) (context.Context, *Acquisition
 	a := &Acquisition{r: r, ctx: ctx, start: time.Now()}
 	s := r.sets()
 	if waiting {
-		ins.waiting.Add(ctx, 1, metric.WithAttributeSet(s.base))
+		ins.waiting.Add(ctx, 1, s.base.add...)
 		a.waiting = true
 	}
 	if traced {
@@ -370,14 +370,14 @@ func (a *Acquisition) End(err error) {
 	ins, s := a.r.ins(), a.r.sets()
 	outcome, errType := OutcomeOf(err)
 	if a.waiting {
-		ins.waiting.Add(a.ctx, -1, metric.WithAttributeSet(s.base))
+		ins.waiting.Add(a.ctx, -1, s.base.add...)
 	}
 	if ins.acquire.Enabled(a.ctx) {
 		set := s.outcome[outcome]
 		if outcome == OutcomeError {
 			set = s.errorSet(errType)
 		}
-		ins.acquire.Record(a.ctx, end.Sub(a.start).Seconds(), metric.WithAttributeSet(set))
+		ins.acquire.Record(a.ctx, end.Sub(a.start).Seconds(), set.rec...)
 	}
 	if a.span != nil {
 		a.span.SetAttributes(KeyOutcome.String(outcome.String()))
@@ -412,7 +412,7 @@ func (r Recipe) Holding() *Holding {
 	}
 	h := &Holding{r: r, start: time.Now()}
 	if held {
-		ins.held.Add(ctx, 1, metric.WithAttributeSet(r.sets().base))
+		ins.held.Add(ctx, 1, r.sets().base.add...)
 		h.counted = true
 	}
 	return h
@@ -427,7 +427,7 @@ func (h *Holding) Lost(reason LossReason) {
 	ctx := context.Background()
 	ins := h.r.ins()
 	if ins.losses.Enabled(ctx) {
-		ins.losses.Add(ctx, 1, metric.WithAttributeSet(h.r.sets().loss[reason]))
+		ins.losses.Add(ctx, 1, h.r.sets().loss[reason].add...)
 	}
 	h.end(ctx, ReleaseLost)
 }
@@ -447,10 +447,10 @@ func (h *Holding) end(ctx context.Context, reason ReleaseReason) {
 	}
 	ins, s := h.r.ins(), h.r.sets()
 	if h.counted {
-		ins.held.Add(ctx, -1, metric.WithAttributeSet(s.base))
+		ins.held.Add(ctx, -1, s.base.add...)
 	}
 	if ins.hold.Enabled(ctx) {
-		ins.hold.Record(ctx, time.Since(h.start).Seconds(), metric.WithAttributeSet(s.release[reason]))
+		ins.hold.Record(ctx, time.Since(h.start).Seconds(), s.release[reason].rec...)
 	}
 }
 

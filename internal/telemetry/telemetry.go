@@ -78,7 +78,7 @@ type Provider struct {
 		sets *recipeSets
 	}
 	pathSets sync.Map // pathKey -> *recipeSets, with path attributes only
-	sets     sync.Map // string -> attribute.Set: session states, expiry sources
+	sets     sync.Map // string -> *attrs: session states, expiry sources
 }
 
 // New returns the telemetry of a client configured with cfg; it creates the
@@ -156,15 +156,29 @@ func handle(err error) {
 	}
 }
 
-// set returns the attribute set of the given attributes, built once per
+// attrs is an attribute set with the measurement options that carry it,
+// built once: recording with them allocates nothing of ours.
+type attrs struct {
+	set attribute.Set
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func newAttrs(kvs ...attribute.KeyValue) *attrs {
+	a := &attrs{set: attribute.NewSet(kvs...)}
+	opt := metric.WithAttributeSet(a.set)
+	a.add, a.rec = []metric.AddOption{opt}, []metric.RecordOption{opt}
+	return a
+}
+
+// set returns the attributes of the given key-values, built once per
 // provider for each distinct key (a small, fixed vocabulary).
-func (p *Provider) set(key string, kvs ...attribute.KeyValue) attribute.Set {
+func (p *Provider) set(key string, kvs ...attribute.KeyValue) *attrs {
 	if v, ok := p.sets.Load(key); ok {
-		return v.(attribute.Set)
+		return v.(*attrs)
 	}
-	s := attribute.NewSet(kvs...)
-	v, _ := p.sets.LoadOrStore(key, s)
-	return v.(attribute.Set)
+	v, _ := p.sets.LoadOrStore(key, newAttrs(kvs...))
+	return v.(*attrs)
 }
 
 // ctxOr is ctx, or context.Background for a nil one (instruments and

@@ -59,7 +59,7 @@ type zkInstruments struct {
 	tracer      trace.Tracer
 
 	mu    sync.RWMutex
-	ops   map[opKey]attribute.Set
+	ops   map[opKey]*attrs
 	zkSys attribute.KeyValue
 }
 
@@ -80,7 +80,7 @@ func (z *zkInstruments) init(p *Provider) {
 		metric.WithDescription("Guaranteed deletes (and protected-node clean-ups) not yet done, retried in the background."))
 	handle(err)
 	z.tracer = p.tracer(ScopeFramework)
-	z.ops = map[opKey]attribute.Set{}
+	z.ops = map[opKey]*attrs{}
 	z.zkSys = KeyDBSystemName.String("zookeeper")
 }
 
@@ -151,7 +151,7 @@ func (o *Op) End(err error) {
 		errType, code = ZKErrorType(err)
 	}
 	if o.timed {
-		o.p.zk.opDur.Record(o.ctx, end.Sub(o.start).Seconds(), metric.WithAttributeSet(o.p.opSet(o.name, o.server, errType, code)))
+		o.p.zk.opDur.Record(o.ctx, end.Sub(o.start).Seconds(), o.p.opSet(o.name, o.server, errType, code).rec...)
 	}
 	if o.span != nil {
 		if err != nil {
@@ -168,8 +168,8 @@ func (o *Op) End(err error) {
 
 type opKey struct{ op, server, errType, code string }
 
-// opSet returns the attribute set of an operation's sample, built once.
-func (p *Provider) opSet(op, server, errType, code string) attribute.Set {
+// opSet returns the attributes of an operation's sample, built once.
+func (p *Provider) opSet(op, server, errType, code string) *attrs {
 	k := opKey{op, server, errType, code}
 	z := &p.zk
 	z.mu.RLock()
@@ -178,18 +178,18 @@ func (p *Provider) opSet(op, server, errType, code string) attribute.Set {
 	if ok {
 		return s
 	}
-	attrs := []attribute.KeyValue{z.zkSys, KeyDBOperation.String(op)}
-	attrs = appendServer(attrs, server)
+	kvs := []attribute.KeyValue{z.zkSys, KeyDBOperation.String(op)}
+	kvs = appendServer(kvs, server)
 	if p.namespace != "" {
-		attrs = append(attrs, KeyDBNamespace.String(p.namespace))
+		kvs = append(kvs, KeyDBNamespace.String(p.namespace))
 	}
 	if errType != "" {
-		attrs = append(attrs, KeyErrorType.String(errType))
+		kvs = append(kvs, KeyErrorType.String(errType))
 	}
 	if code != "" {
-		attrs = append(attrs, KeyDBStatusCode.String(code))
+		kvs = append(kvs, KeyDBStatusCode.String(code))
 	}
-	s = attribute.NewSet(attrs...)
+	s = newAttrs(kvs...)
 	z.mu.Lock()
 	z.ops[k] = s
 	z.mu.Unlock()
@@ -293,7 +293,7 @@ func (p *Provider) StateChanged(state string) {
 	if !p.zk.transitions.Enabled(ctx) {
 		return
 	}
-	p.zk.transitions.Add(ctx, 1, metric.WithAttributeSet(p.set("state\x00"+state, KeySessionState.String(state))))
+	p.zk.transitions.Add(ctx, 1, p.set("state\x00"+state, KeySessionState.String(state)).add...)
 }
 
 // SessionExpired counts a session lost by expiry; source is ExpiryServer or
@@ -306,7 +306,7 @@ func (p *Provider) SessionExpired(source string) {
 	if !p.zk.expirations.Enabled(ctx) {
 		return
 	}
-	p.zk.expirations.Add(ctx, 1, metric.WithAttributeSet(p.set("expiry\x00"+source, KeyExpirySource.String(source))))
+	p.zk.expirations.Add(ctx, 1, p.set("expiry\x00"+source, KeyExpirySource.String(source)).add...)
 }
 
 // PendingEnabled reports whether the pending-delete counter records.
