@@ -4,7 +4,7 @@
 # Both install what they need first (scripts/install-deps.sh).
 # Also: make bench-peers (gocurator vs go-zookeeper vs Apache Curator on one
 # server, the README's figures; BENCH_FLAGS="--json results.json" keeps every
-# raw result), make bench (micro benchmarks), make lint.
+# raw result), make bench (micro benchmarks, the telemetry's cost among them), make lint.
 
 GO ?= go
 TEST_TIMEOUT ?= 20m
@@ -29,7 +29,7 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./recipes/...
+	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./recipes/... ./internal/telemetry
 
 bench-peers: deps
 	$(GO) run ./bench --mode full $(BENCH_FLAGS)

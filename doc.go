@@ -5,7 +5,9 @@
 // their own packages:
 //
 //   - framework: the client (CuratorFramework): connection states, the
-//     retry loop, protected creates, guaranteed deletes, namespaces;
+//     retry loop, protected creates, guaranteed deletes, namespaces, and
+//     the OpenTelemetry providers that it and its recipes record metrics
+//     and traces with ("Metrics and traces" there lists them);
 //   - retry: retry policies;
 //   - recipes/locks: Mutex and ReadWriteLock (InterProcessMutex,
 //     InterProcessReadWriteLock);

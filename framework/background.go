@@ -65,6 +65,7 @@ type background struct {
 	jobs      map[*bgJob]struct{} // submitted, not done
 	held      int                 // work announced by hold, not yet submitted
 	idle      chan struct{}       // closed while nothing is pending
+	reported  int                 // pending as last reported to the telemetry (report)
 	closed    bool
 	abandoned bool // Close ended work that was not done
 }
@@ -109,6 +110,7 @@ func (b *background) submit(name string, fn func(ctx context.Context) error) *bg
 	}
 	b.busyLocked()
 	b.jobs[j] = struct{}{}
+	b.report()
 	b.mu.Unlock()
 	b.q.push(j)
 	return j
@@ -120,6 +122,7 @@ func (b *background) hold() {
 	b.mu.Lock()
 	b.busyLocked()
 	b.held++
+	b.report()
 	b.mu.Unlock()
 }
 
@@ -130,6 +133,7 @@ func (b *background) release() {
 	}
 	b.held--
 	b.settleLocked()
+	b.report()
 	b.mu.Unlock()
 }
 
@@ -145,6 +149,7 @@ func (b *background) finish(j *bgJob, err error) {
 		b.abandoned = true
 	}
 	b.settleLocked()
+	b.report()
 	b.mu.Unlock()
 	j.err = err
 	close(j.done)

@@ -105,6 +105,7 @@ func New(connectString string, opts ...Option) (*Client, error) {
 		lookupHost:  net.DefaultResolver.LookupHost,
 	}
 	c.bg = newBackground(c)
+	c.initTelemetry() // metrics and traces (telemetry.go)
 	for _, fn := range o.listeners {
 		c.AddListener(fn)
 	}
@@ -304,6 +305,7 @@ func (c *Client) handle(e event) {
 		case zk.StateDisconnected:
 			c.onDisconnectedLocked()
 		case zk.StateExpired:
+			c.noteServerExpiry() // telemetry.go
 			c.loseSessionLocked(curator.ErrSessionLost)
 		}
 	case e.zk.Type == zk.EventNotWatching:
@@ -358,6 +360,7 @@ func (c *Client) authenticateLocked(gen int) bool {
 func (c *Client) onSessionLocked(sid int64, timeout time.Duration) {
 	c.stopExpireTimerLocked()
 	if c.session != nil && c.session.id != sid {
+		c.noteServerExpiry() // telemetry.go
 		c.loseSessionLocked(curator.ErrSessionLost)
 	}
 	if c.session == nil || c.session.Lost() {
@@ -443,6 +446,7 @@ func (c *Client) onExpireTimerLocked(sid int64, token int) {
 	}
 	c.expireTimer = nil
 	c.opts.logger.Info("session declared lost after the session timeout spent disconnected", "session", fmt.Sprintf("0x%x", sid))
+	c.noteSimulatedExpiry() // telemetry.go
 	c.loseSessionLocked(curator.ErrSessionLost)
 	c.gen++ // the old connection's events are ignored from now on
 	c.liveGen.Store(int64(c.gen))

@@ -33,4 +33,103 @@
 // rejected before any I/O. Per-operation options (OpOption) are one type
 // for Create, Delete, Set and SetACL; an option an operation does not take
 // is refused.
+//
+// # Metrics and traces
+//
+// The client and every recipe built on it record metrics and spans through
+// OpenTelemetry's API (never its SDK): WithMeterProvider and
+// WithTracerProvider give the providers (default: OpenTelemetry's global
+// ones, which record nothing until the application installs an SDK), and
+// the recipes use their client's. With nothing installed the hooks cost a
+// few nanoseconds and allocate nothing; no span is started until a tracer
+// provider is set. WithPathAttributes adds paths (a cardinality risk: see
+// it). This is the one list of what is recorded; with the Prometheus
+// exporter, names get "_seconds" or "_total" and dots become underscores
+// (db_client_operation_duration_seconds, curator_lock_losses_total...).
+//
+// The client's metrics (instrumentation scope
+// github.com/gocurator/curator/framework):
+//
+//   - db.client.operation.duration (Float64Histogram, s; buckets 0.001,
+//     0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10): one sample per attempt of
+//     the retry loop (so a retried call is several; the wait for a
+//     connection and the sleeps between attempts are in none). Attributes:
+//     db.system.name=zookeeper; db.operation.name (ZooKeeper's request:
+//     create, delete, exists, getData, setData, getChildren, getACL,
+//     setACL, sync, multi); server.address and server.port (the server the
+//     connection is on); db.namespace (the chroot and namespace, when
+//     there is one); on failure error.type (ZooKeeper's error name: NONODE,
+//     NODEEXISTS, BADVERSION, NOTEMPTY, NOAUTH, SESSIONEXPIRED,
+//     CONNECTIONLOSS, OPERATIONTIMEOUT...; timeout or canceled when the
+//     context ended the attempt; _OTHER) and db.response.status_code
+//     (ZooKeeper's code, "-101", when the server answered with one). An
+//     attempt that makes several requests (a create making its parents, a
+//     delete of children first) is one sample; a transaction the server
+//     refused is an answered call (its results say which operation
+//     failed); errors a recipe expects (NONODE of a predecessor gone) are
+//     recorded as the server said them.
+//   - zookeeper.client.session.transitions (Int64Counter, {transition}):
+//     connection state changes; zookeeper.session.state = connected,
+//     suspended, reconnected, lost, auth_failed.
+//   - zookeeper.client.session.expirations (Int64Counter, {expiration}):
+//     sessions lost by expiry; zookeeper.session.expiration.source =
+//     server (the server said so) or simulated (the client declared it
+//     after the session timeout spent disconnected).
+//   - zookeeper.client.guaranteed_delete.pending (Int64UpDownCounter,
+//     {operation}): guaranteed deletes and protected-node clean-ups not
+//     done yet, retried in the background (PendingBackground); no
+//     attributes.
+//
+// The recipes' metrics (scopes github.com/gocurator/curator/recipes/locks,
+// .../semaphore, .../multilock, .../leader), each with curator.recipe =
+// mutex, read, write (the halves of a ReadWriteLock), semaphore (a
+// lease), semaphore_mutex, multi_lock, election, latch or selector, and
+// with WithPathAttributes curator.path (the recipe's path; a MultiLock's
+// members' paths joined with ","):
+//
+//   - curator.lock.acquire.duration (Float64Histogram, s; buckets 0.001,
+//     0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300): from the call
+//     to its outcome, the wait in the process for the instance's turn
+//     included; curator.lock.outcome = acquired, locked (a Try found it
+//     held), timeout, canceled, error, with error.type on error
+//     (lock_lost, node_vanished, session_lost, closed, busy, upgrade,
+//     unsupported, invalid_argument, a ZooKeeper error name, _OTHER). A
+//     reentrant Lock is none; AcquireN is one; a MultiLock is one of its
+//     own and its members each theirs; for leaders each attempt to lead is
+//     one (a Latch taking part again after a lost term makes a new one;
+//     one closed while waiting is canceled).
+//   - curator.lock.waiting (Int64UpDownCounter, {waiter}): acquisitions
+//     under way.
+//   - curator.lock.held (Int64UpDownCounter, {holding}): holdings (a
+//     lock, each lease, a term of leadership) granted and neither
+//     released nor lost: a lost lock stops counting at its loss, though
+//     its Unlock is still due.
+//   - curator.lock.hold.duration (Float64Histogram, s; the same buckets):
+//     how long a holding lasted; curator.lock.release.reason = released,
+//     lost (timed to the loss), closed (a leader closed while leading).
+//   - curator.lock.losses (Int64Counter, {loss}): holdings lost, once
+//     each, when Lost closes; curator.loss.reason = suspended (the
+//     connection, under curator.LoseOnSuspend), session_lost (expired or
+//     declared lost), node_deleted (found gone: deleted by someone, or
+//     with a session the client had not yet seen expire), closed (the
+//     client was closed while holding).
+//
+// Spans, once a tracer provider is set:
+//
+//   - a CLIENT span per attempt of the retry loop, named after its
+//     db.operation.name (getData, create...: never a path), with the
+//     metric's attributes and zookeeper.session.id, zookeeper.path with
+//     WithPathAttributes, and status Error with error.type and
+//     db.response.status_code on failure;
+//   - an INTERNAL span per acquisition and per release:
+//     curator.lock.acquire and curator.lock.release (mutex, read, write,
+//     semaphore_mutex, multi_lock), curator.semaphore.acquire and
+//     curator.semaphore.release (leases), curator.leader.campaign and
+//     curator.leader.release (election, latch, selector), with
+//     curator.recipe, curator.path (opt-in), curator.lock.outcome and
+//     error.type; a lock acquisition has an "enqueued" event with its
+//     node's sequence number (curator.node.sequence). The ZooKeeper calls
+//     of an acquisition are its children (a MultiLock's members' too); the
+//     held context the caller gets is not. No span covers a holding: use
+//     the histogram.
 package framework

@@ -62,6 +62,7 @@ type options struct {
 	expirePercent     int
 	juteMaxBuffer     int
 	listeners         []func(State)
+	telemetry         telemetryOptions // telemetry.go
 	err               error
 }
 

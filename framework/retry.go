@@ -86,7 +86,9 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 			if h := beforeAttempt.Load(); h != nil {
 				(*h)(c, op)
 			}
+			a := c.startAttempt(ctx, conn, op, path) // telemetry.go
 			v, pending, aerr := attempt(ctx, conn, fn)
+			c.endAttempt(a, aerr)
 			if aerr == nil {
 				return v, nil, nil
 			}

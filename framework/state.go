@@ -118,6 +118,7 @@ func (c *Client) post(s State) {
 		return
 	}
 	c.state = s
+	c.noteState(s) // telemetry.go
 	c.opts.logger.Debug("connection state", "state", s)
 	for l := range c.listeners {
 		l.q.push(s)

@@ -65,6 +65,8 @@ type Hold struct {
 
 	tokenMu sync.Mutex
 	token   int64
+
+	note lossNotePtr // who is told of a loss, and why (observe.go)
 }
 
 // errReleased is the cause of a held context's end when the holding is
@@ -141,6 +143,7 @@ func (h *Hold) lose(why string) {
 			h.wcancel()
 		}
 		h.cancel(fmt.Errorf("%w: %s: %s", curator.ErrLockLost, h.c.node, why))
+		h.noteLoss(why) // observe.go
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/layout"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Election is leader election in Go's shape (etcd's concurrency.Election,
@@ -38,7 +39,7 @@ func NewElection(client *framework.Client, path, id string, opts ...Option) (*El
 	if err != nil {
 		return nil, err
 	}
-	e, err := newEngine(client, path, id, layout.LatchName, o)
+	e, err := newEngine(client, path, id, layout.LatchName, telemetry.KindElection, o)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // engine is one participant of an election: its node in the queue, its
@@ -30,6 +31,7 @@ type engine struct {
 	id     string
 	data   []byte
 	opts   options
+	tel    telemetry.Recipe
 	// rejoin: after a term ends other than by Resign or Close, take part
 	// again at once, keeping our node if its session lives (the Latch).
 	rejoin bool
@@ -55,7 +57,7 @@ type engine struct {
 
 // newEngine checks the arguments (no I/O) and returns a participant whose
 // nodes are named name ("latch-" or "lock-").
-func newEngine(client *framework.Client, path, id, name string, o options) (*engine, error) {
+func newEngine(client *framework.Client, path, id, name string, kind telemetry.Kind, o options) (*engine, error) {
 	if err := recipe.CheckArgs(client, "election", path); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
@@ -71,7 +73,7 @@ func newEngine(client *framework.Client, path, id, name string, o options) (*eng
 	if err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
-	e := &engine{client: client, d: d, path: path, id: id, data: []byte(id), opts: o,
+	e := &engine{client: client, d: d, path: path, id: id, data: []byte(id), opts: o, tel: telemetry.ForClient(client).Recipe(kind, path),
 		cmds: make(chan cmd), events: make(chan event), quit: make(chan struct{}), changed: make(chan struct{})}
 	e.closeCtx, e.closeCancel = context.WithCancel(context.Background())
 	return e, nil
@@ -118,11 +120,12 @@ type event struct {
 // state is the owner goroutine's own.
 type state struct {
 	gen     uint64
-	c       *driver.Contender // our node, while we take part
-	att     *run              // the attempt under way, if any
-	hold    *driver.Hold      // the current term, if any
-	waiter  chan reply        // the Campaign waiting for a term
-	joined  bool              // taking part (a Campaign or a started Latch)
+	c       *driver.Contender  // our node, while we take part
+	att     *run               // the attempt under way, if any
+	hold    *driver.Hold       // the current term, if any
+	held    *telemetry.Holding // the current term, as the telemetry records it
+	waiter  chan reply         // the Campaign waiting for a term
+	joined  bool               // taking part (a Campaign or a started Latch)
 	closed  bool
 	pause   backoff // between failed attempts (rejoin)
 	retryAt *timer
@@ -132,6 +135,7 @@ type state struct {
 type run struct {
 	gen    uint64
 	cancel context.CancelFunc
+	acq    *telemetry.Acquisition
 }
 
 // testHookEvent, set only by tests, runs on the owner goroutine before it
@@ -240,7 +244,8 @@ func (e *engine) command(s *state, m cmd) {
 		}
 		h := s.hold
 		s.gen++ // the term's watch is stale from now on
-		s.hold, s.c, s.joined = nil, nil, false
+		s.held.Released(telemetry.ReleaseReleased)
+		s.hold, s.held, s.c, s.joined = nil, nil, nil, false
 		e.publish(s)
 		e.tell(false)
 		m.reply <- reply{hold: h}
@@ -259,7 +264,8 @@ func (e *engine) command(s *state, m cmd) {
 		if h != nil && m.mode == CloseNotifyLeader && !h.IsLost() {
 			e.tell(false)
 		}
-		s.hold, s.c, s.joined = nil, nil, false
+		s.held.Released(telemetry.ReleaseClosed)
+		s.hold, s.held, s.c, s.joined = nil, nil, nil, false
 		e.publish(s)
 		m.reply <- reply{hold: h}
 	}
@@ -267,7 +273,8 @@ func (e *engine) command(s *state, m cmd) {
 
 func (e *engine) event(s *state, ev event) {
 	if s.att != nil && ev.gen == s.att.gen && (ev.kind == evWon || ev.kind == evFailed) {
-		s.att = nil // that attempt is over
+		endAttempt(s.att.acq, ev, ev.gen != s.gen) // telemetry.go
+		s.att = nil                                // that attempt is over
 	}
 	stale := ev.gen != s.gen
 	if testHookEvent != nil {
@@ -285,6 +292,7 @@ func (e *engine) event(s *state, ev event) {
 		s.c = ev.c
 		s.hold = ev.c.Hold(e.closeCtx, driver.HoldOptions{
 			Policy: e.opts.Policy, WatchNode: true, KeepOnLoss: e.rejoin, Token: ev.token})
+		s.held = holding(e.tel, s.hold) // telemetry.go
 		e.watchTerm(s.gen, s.hold)
 		e.publish(s)
 		e.tell(true)
@@ -317,7 +325,7 @@ func (e *engine) event(s *state, ev event) {
 // termLost ends the current term, lost.
 func (e *engine) termLost(s *state) {
 	h := s.hold
-	s.hold = nil
+	s.hold, s.held = nil, nil // its loss is recorded by the hold (telemetry.go)
 	e.tell(false)
 	if !e.rejoin {
 		// The term is over and our node is gone or going (the hold
@@ -341,9 +349,10 @@ func (e *engine) termLost(s *state) {
 func (e *engine) attempt(s *state, ctx context.Context) {
 	s.gen++
 	gen, c := s.gen, s.c
+	ctx, acq := e.tel.StartAcquire(ctx)
 	actx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(e.closeCtx, cancel)
-	s.att = &run{gen: gen, cancel: cancel}
+	s.att = &run{gen: gen, cancel: cancel, acq: acq}
 	go func() {
 		defer cancel()
 		defer stop()
@@ -454,7 +463,10 @@ func (e *engine) resign(ctx context.Context) error {
 	if r.err != nil {
 		return r.err
 	}
-	if err := r.hold.ReleaseCause(ctx, fmt.Errorf("leader: %s: resigned: %w", e.path, context.Canceled)); err != nil {
+	ctx, rel := e.tel.StartRelease(ctx)
+	err := r.hold.ReleaseCause(ctx, fmt.Errorf("leader: %s: resigned: %w", e.path, context.Canceled))
+	rel.End(err)
+	if err != nil {
 		return fmt.Errorf("leader: resign: %w", err)
 	}
 	return nil
@@ -479,7 +491,9 @@ func (e *engine) close(mode CloseMode) error {
 	if r.hold != nil {
 		ctx, cancel := recipe.CleanupContext(context.Background())
 		defer cancel()
+		ctx, rel := e.tel.StartRelease(ctx)
 		err = r.hold.ReleaseCause(ctx, fmt.Errorf("leader: %s: %w", e.path, curator.ErrClosed))
+		rel.End(err)
 		if errors.Is(err, curator.ErrLockLost) {
 			err = nil // leadership had been lost before Close: nothing the caller can act on now
 		}

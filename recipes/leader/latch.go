@@ -9,6 +9,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Latch is Curator's LeaderLatch: once started, it takes part in the
@@ -45,7 +46,7 @@ func NewLatch(client *framework.Client, path, id string, opts ...Option) (*Latch
 	if err != nil {
 		return nil, err
 	}
-	e, err := newEngine(client, path, id, layout.LatchName, o)
+	e, err := newEngine(client, path, id, layout.LatchName, telemetry.KindLatch, o)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Selector is Curator's LeaderSelector: while this participant leads, it
@@ -60,7 +61,7 @@ func NewSelector(client *framework.Client, path, id string, fn func(ctx context.
 	if err != nil {
 		return nil, err
 	}
-	e, err := newEngine(client, path, id, layout.MutexName, o)
+	e, err := newEngine(client, path, id, layout.MutexName, telemetry.KindSelector, o)
 	if err != nil {
 		return nil, err
 	}

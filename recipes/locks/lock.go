@@ -12,6 +12,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // lock is what Mutex and both halves of ReadWriteLock share: a driver,
@@ -23,6 +24,7 @@ type lock struct {
 	opts options
 	self taker // the type's own acquisition
 	turn token // one goroutine of the instance in ZooKeeper's queue at a time
+	tel  telemetry.Recipe
 
 	mu sync.Mutex
 	h  *holding
@@ -34,6 +36,7 @@ type holding struct {
 	*driver.Hold
 	count    int
 	giveBack func()
+	tel      *telemetry.Holding // nil when not recorded
 }
 
 // taker is how each type takes a holding (an interface, not a func value:
@@ -46,8 +49,9 @@ type taker interface {
 // holding, for reentrancy.
 type heldKey struct{ l *lock }
 
-func (l *lock) init(d *driver.Driver, o options, self taker) {
+func (l *lock) init(d *driver.Driver, o options, self taker, kind telemetry.Kind) {
 	l.d, l.opts, l.self, l.turn = d, o, self, make(token, 1)
+	l.tel = telemetry.ForClient(d.Client()).Recipe(kind, d.Path())
 }
 
 // heldBy returns the current holding if ctx was handed out by it.
@@ -91,28 +95,35 @@ func countLocked(h *holding) (*holding, error) {
 }
 
 // queued takes a holding through ZooKeeper's queue: the instance's turn,
-// our node, the wait, then gate (if any, a token the holding keeps).
+// our node, the wait, then gate (if any, a token the holding keeps). The
+// whole of it is the acquisition the telemetry times.
 func (l *lock) queued(ctx context.Context, try bool, gate token) (*holding, error) {
+	ctx, acq := l.tel.StartAcquire(ctx)
 	if err := l.turn.take(ctx, try, l.d.Path()); err != nil {
+		acq.End(err)
 		return nil, err
 	}
-	c, err := l.d.Acquire(ctx, l.opts.Data, driver.WaitOptions{Try: try, OnEnqueue: l.opts.OnEnqueue})
+	c, err := l.d.Acquire(ctx, l.opts.Data, driver.WaitOptions{Try: try, OnEnqueue: acq.OnEnqueue(l.opts.OnEnqueue)})
 	if err == nil {
 		if err = gate.take(ctx, try, l.d.Path()); err != nil {
 			c.DeleteQuietly(ctx)
 		}
 	}
+	acq.End(err)
 	if err != nil {
 		l.turn.give()
 		return nil, err
 	}
-	return l.install(ctx, c, func() { gate.give(); l.turn.give() }), nil
+	return l.install(telemetry.Outer(ctx), c, func() { gate.give(); l.turn.give() }), nil
 }
 
 // install records a new holding of c; giveBack runs once it is released.
 func (l *lock) install(ctx context.Context, c *driver.Contender, giveBack func()) *holding {
-	h := &holding{count: 1, giveBack: giveBack}
+	h := &holding{count: 1, giveBack: giveBack, tel: l.tel.Holding()}
 	h.Hold = c.Hold(context.WithValue(ctx, heldKey{l}, h), driver.HoldOptions{Policy: l.opts.Policy, OnRevoke: l.opts.onRevoke})
+	if h.tel != nil {
+		h.OnLoss(h.tel.Lost)
+	}
 	l.mu.Lock()
 	l.h = h
 	l.mu.Unlock()
@@ -187,7 +198,10 @@ func (l *lock) Unlock(ctx context.Context) error {
 	}
 	l.h = nil
 	l.mu.Unlock()
-	err := h.Release(ctx)
+	rctx, rel := l.tel.StartRelease(ctx)
+	err := h.Release(rctx)
+	rel.End(err)
+	h.tel.Released(telemetry.ReleaseReleased) // a loss found by the release was recorded as such
 	h.giveBack()
 	if err != nil {
 		return fmt.Errorf("locks: unlock: %w", err)

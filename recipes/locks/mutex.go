@@ -8,6 +8,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/layout"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Mutex is a distributed mutual-exclusion lock: Curator's InterProcessMutex.
@@ -44,7 +45,7 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 		return nil, fmt.Errorf("locks: %w", err)
 	}
 	m := &Mutex{}
-	m.init(d, o, m)
+	m.init(d, o, m, telemetry.KindMutex)
 	return m, nil
 }
 

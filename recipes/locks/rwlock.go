@@ -9,6 +9,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/layout"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // ReadWriteLock is Curator's InterProcessReadWriteLock: any number of
@@ -80,8 +81,8 @@ func NewReadWriteLock(client *framework.Client, path string, opts ...Option) (*R
 	r := &ReadLock{slot: make(token, 1)}
 	w := &WriteLock{read: r}
 	r.write = w
-	r.init(rd, o, r)
-	w.init(wd, o, w)
+	r.init(rd, o, r, telemetry.KindRead)
+	w.init(wd, o, w, telemetry.KindWrite)
 	return &ReadWriteLock{read: r, write: w}, nil
 }
 
@@ -136,11 +137,17 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 		return countLocked(r.h)
 	}
 	r.mu.Unlock()
+	ctx, acq := r.tel.StartAcquire(ctx)
 	if err := r.slot.take(ctx, try, r.d.Path()); err != nil {
+		acq.End(err)
 		return nil, err
 	}
 	seq, _ := r.write.d.Sequence(wh.Contender().Name()) // a held node always has one
 	c, err := r.d.EnqueueAs(ctx, layout.ReadName+seq, r.opts.Data)
+	if err == nil {
+		acq.Enqueued(c.Node())
+	}
+	acq.End(err)
 	if err != nil {
 		r.slot.give()
 		return nil, err
@@ -148,7 +155,7 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 	if r.opts.OnEnqueue != nil {
 		r.opts.OnEnqueue(c.Node())
 	}
-	h := r.install(ctx, c, r.slot.give)
+	h := r.install(telemetry.Outer(ctx), c, r.slot.give)
 	r.mu.Lock()
 	r.down, r.downFrom = h, wh
 	r.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -23,6 +24,7 @@ type tryLocker interface {
 type MultiLock struct {
 	members []curator.Locker
 	noTry   int // index of the first member without TryLock, -1 if none
+	tel     telemetry.Recipe
 
 	mu sync.Mutex
 	h  *holding // nil when not held
@@ -36,6 +38,7 @@ type holding struct {
 	lost    chan struct{}
 	stop    chan struct{} // ends the watcher
 	done    chan struct{} // closed when the watcher has ended; nil if never started
+	tel     *telemetry.Holding
 }
 
 var _ curator.Locker = (*MultiLock)(nil)
@@ -72,6 +75,7 @@ func New(members ...curator.Locker) (*MultiLock, error) {
 			ml.noTry = i
 		}
 	}
+	ml.tel = recipeTelemetry(ml.members)
 	return ml, nil
 }
 
@@ -126,7 +130,7 @@ func (ml *MultiLock) memberErr(i int, err error) *MemberError {
 // later ones were awaited). Errors in giving members back, if any, are
 // joined to it.
 func (ml *MultiLock) Lock(ctx context.Context) error {
-	return ml.lock(ctx, func(_ int, m curator.Locker) error { return m.Lock(ctx) })
+	return ml.lock(ctx, func(ctx context.Context, m curator.Locker) error { return m.Lock(ctx) })
 }
 
 // TryLock takes every member with the member's own TryLock, or none: a
@@ -138,17 +142,26 @@ func (ml *MultiLock) TryLock(ctx context.Context) error {
 	if ml.noTry >= 0 {
 		return ml.memberErr(ml.noTry, fmt.Errorf("%w: TryLock (a %T has none)", errors.ErrUnsupported, ml.members[ml.noTry]))
 	}
-	return ml.lock(ctx, func(_ int, m curator.Locker) error { return m.(tryLocker).TryLock(ctx) })
+	return ml.lock(ctx, func(ctx context.Context, m curator.Locker) error { return m.(tryLocker).TryLock(ctx) })
 }
 
-func (ml *MultiLock) lock(ctx context.Context, take func(int, curator.Locker) error) error {
+// lock is Lock and TryLock, as the telemetry records them: take is how
+// each member is taken, with the acquisition's context.
+func (ml *MultiLock) lock(ctx context.Context, take func(context.Context, curator.Locker) error) error {
 	if ctx == nil {
 		return recipe.ErrNilContext
 	}
+	ctx, acq := ml.tel.StartAcquire(ctx)
+	err := ml.take(ctx, take)
+	acq.End(err)
+	return err
+}
+
+func (ml *MultiLock) take(ctx context.Context, take func(context.Context, curator.Locker) error) error {
 	for i, m := range ml.members {
 		err := ctx.Err() // one deadline for all: do not start a member past it
 		if err == nil {
-			err = take(i, m)
+			err = take(ctx, m)
 		}
 		if err != nil {
 			return ml.rollback(ctx, i, ml.memberErr(i, err))
@@ -169,7 +182,7 @@ func (ml *MultiLock) lock(ctx context.Context, take func(int, curator.Locker) er
 		ml.h.count++
 		return nil
 	}
-	h := &holding{count: 1, members: make([]<-chan struct{}, len(ml.members)), lost: make(chan struct{}), stop: make(chan struct{})}
+	h := &holding{count: 1, members: make([]<-chan struct{}, len(ml.members)), lost: make(chan struct{}), stop: make(chan struct{}), tel: ml.tel.Holding()}
 	for i, m := range ml.members {
 		h.members[i] = m.Lost()
 	}
@@ -234,13 +247,20 @@ func (ml *MultiLock) Unlock(ctx context.Context) error {
 			<-done
 		}
 	}
+	var rel *telemetry.Release
+	if last {
+		h.tel.Released(releaseReason(h))
+		ctx, rel = ml.tel.StartRelease(ctx)
+	}
 	var errs []error
 	for i := len(ml.members) - 1; i >= 0; i-- {
 		if err := ml.members[i].Unlock(ctx); err != nil {
 			errs = append(errs, ml.memberErr(i, err))
 		}
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	rel.End(err)
+	return err
 }
 
 // IsAcquiredInThisProcess reports whether every member is held by this

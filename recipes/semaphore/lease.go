@@ -9,6 +9,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Lease is one lease of a Semaphore (Curator's Lease): return it with
@@ -24,6 +25,9 @@ type Lease struct {
 	h    *driver.Hold
 	mu   sync.Mutex
 	done bool
+
+	rec telemetry.Recipe   // the recipe it is recorded as (a lease, a semaphore mutex)
+	tel *telemetry.Holding // nil when not recorded
 }
 
 // Node returns the lease's node path (apache/curator#799; Curator's
@@ -92,7 +96,11 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	l.done = true
 	l.mu.Unlock()
-	if err := l.h.Release(ctx); err != nil {
+	rctx, rel := l.rec.StartRelease(ctx)
+	err := l.h.Release(rctx)
+	rel.End(err)
+	l.tel.Released(telemetry.ReleaseReleased) // a loss found by the release was recorded as such
+	if err != nil {
 		return fmt.Errorf("semaphore: release: %w", err)
 	}
 	return nil

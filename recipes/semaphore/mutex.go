@@ -8,6 +8,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Mutex is Curator's InterProcessSemaphoreMutex: a mutex on a one-lease
@@ -68,6 +69,20 @@ func (m *Mutex) lock(ctx context.Context, try bool) (*Lease, error) {
 	if ctx == nil {
 		return nil, recipe.ErrNilContext
 	}
+	// The acquisition the telemetry times includes the wait in the process.
+	rec := m.s.recipe(telemetry.KindSemaphoreMutex)
+	ctx, acq := rec.StartAcquire(ctx)
+	l, err := m.take(ctx, try)
+	acq.End(err)
+	if err != nil {
+		return nil, err
+	}
+	holdings([]*Lease{l}, rec)
+	return l, nil
+}
+
+// take is lock's acquisition: the instance's turn, then the lease.
+func (m *Mutex) take(ctx context.Context, try bool) (*Lease, error) {
 	if try {
 		select {
 		case m.sem <- struct{}{}:

@@ -11,6 +11,7 @@ import (
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Semaphore is Curator's InterProcessSemaphoreV2: at most a maximum number of
@@ -80,7 +81,7 @@ func (s *Semaphore) Path() string { return s.path }
 // lease node it made is deleted before it returns (Curator's acquire() and
 // acquire(time, unit), the deadline being ctx's).
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
-	leases, err := s.acquire(ctx, 1, false)
+	leases, err := s.observed(ctx, 1, false) // telemetry.go
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 // (it is waiting for a lease, or about to get one), TryAcquire gets
 // curator.ErrLocked. ctx bounds the ZooKeeper calls.
 func (s *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
-	leases, err := s.acquire(ctx, 1, true)
+	leases, err := s.observed(ctx, 1, true) // telemetry.go
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 // waits holding part of a set. On failure every node made is deleted
 // before AcquireN returns.
 func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
-	return s.acquire(ctx, n, false)
+	return s.observed(ctx, n, false) // telemetry.go
 }
 
 // maxVanished bounds how often an acquire starts over because a lease node
@@ -189,7 +190,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		if err == nil {
 			leases := make([]*Lease, n)
 			for i, c := range made {
-				leases[i] = &Lease{s: s, h: c.Hold(ctx, driver.HoldOptions{Policy: s.opts.Policy})}
+				leases[i] = &Lease{s: s, h: c.Hold(telemetry.Outer(ctx), driver.HoldOptions{Policy: s.opts.Policy})}
 			}
 			return leases, nil
 		}
