@@ -102,7 +102,7 @@ func (h *Hold) onLoss() {
 		if h.IsLost() {
 			return
 		}
-		why := "connection suspended"
+		why := whySuspended
 		if h.c.session.Lost() {
 			why = fmt.Sprintf("session lost (%v)", h.c.session.Err())
 		}
@@ -209,7 +209,7 @@ func (h *Hold) ReleaseCause(ctx context.Context, cause error) error {
 		h.lose("its node was gone when released")
 		return fmt.Errorf("%w: %s was gone when released: %w", curator.ErrLockLost, h.c.node, err)
 	case errors.Is(err, curator.ErrClosed): // the node went with the session
-		h.lose("the client was closed")
+		h.lose(whyClientClosed)
 		return fmt.Errorf("%w: %s: %w", curator.ErrLockLost, h.c.node, err)
 	}
 	return err

@@ -79,7 +79,8 @@ func lossReason(h *Hold, why string) telemetry.LossReason {
 	return telemetry.LossNodeDeleted
 }
 
-// What hold.go's lose is told for the losses that are not about the node.
+// What lose is told for the losses that are not about the node (lossReason
+// tells them apart by these).
 const (
 	whySuspended    = "connection suspended"
 	whyClientClosed = "the client was closed"
