@@ -151,25 +151,15 @@ func (p *Provider) instruments(s scopeID) *recipeInstruments {
 	sc := &p.scopes[s]
 	sc.once.Do(func() {
 		m := p.meter(scopeNames[s])
-		ins := &recipeInstruments{}
-		var err error
-		ins.acquire, err = m.Float64Histogram(MetricAcquireDuration, metric.WithUnit("s"),
-			metric.WithDescription("Time from the start of an acquisition (lock, lease, leadership) to its outcome."),
-			metric.WithExplicitBucketBoundaries(lockBuckets...))
-		handle(err)
-		ins.hold, err = m.Float64Histogram(MetricHoldDuration, metric.WithUnit("s"),
-			metric.WithDescription("Time a holding (lock, lease, leadership) lasted, from acquired to released or lost."),
-			metric.WithExplicitBucketBoundaries(lockBuckets...))
-		handle(err)
-		ins.held, err = m.Int64UpDownCounter(MetricHeld, metric.WithUnit("{holding}"),
-			metric.WithDescription("Holdings (locks, leases, leaderships) held now and not lost."))
-		handle(err)
-		ins.waiting, err = m.Int64UpDownCounter(MetricWaiting, metric.WithUnit("{waiter}"),
-			metric.WithDescription("Acquisitions under way (waiting for a lock, a lease or leadership)."))
-		handle(err)
-		ins.losses, err = m.Int64Counter(MetricLosses, metric.WithUnit("{loss}"),
-			metric.WithDescription("Holdings lost, by reason."))
-		handle(err)
+		ins := &recipeInstruments{
+			acquire: histogram(m, MetricAcquireDuration, "s",
+				"Time from the start of an acquisition (lock, lease, leadership) to its outcome.", lockBuckets),
+			hold: histogram(m, MetricHoldDuration, "s",
+				"Time a holding (lock, lease, leadership) lasted, from acquired to released or lost.", lockBuckets),
+			held:    upDown(m, MetricHeld, "{holding}", "Holdings (locks, leases, leaderships) held now and not lost."),
+			waiting: upDown(m, MetricWaiting, "{waiter}", "Acquisitions under way (waiting for a lock, a lease or leadership)."),
+			losses:  counter(m, MetricLosses, "{loss}", "Holdings lost, by reason."),
+		}
 		ins.tracer = p.tracer(scopeNames[s])
 		sc.ins = ins
 	})

@@ -150,6 +150,36 @@ func (p *Provider) tracing() bool {
 
 // handle reports an error of instrument creation the OpenTelemetry way (the
 // instrument returned is usable all the same).
+// Instrument constructors: each handles the (never expected) error.
+
+func histogram(m metric.Meter, name, unit, desc string, buckets []float64) metric.Float64Histogram {
+	h, err := m.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(buckets...))
+	handle(err)
+	return h
+}
+
+func counter(m metric.Meter, name, unit, desc string) metric.Int64Counter {
+	c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	handle(err)
+	return c
+}
+
+func upDown(m metric.Meter, name, unit, desc string) metric.Int64UpDownCounter {
+	c, err := m.Int64UpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	handle(err)
+	return c
+}
+
+// count adds one to c with the one attribute kv (its set cached under key),
+// if c records.
+func (p *Provider) count(c metric.Int64Counter, key string, kv attribute.KeyValue) {
+	ctx := context.Background()
+	if !c.Enabled(ctx) {
+		return
+	}
+	c.Add(ctx, 1, p.set(key, kv).add...)
+}
+
 func handle(err error) {
 	if err != nil {
 		otel.Handle(err)

@@ -65,20 +65,13 @@ type zkInstruments struct {
 
 func (z *zkInstruments) init(p *Provider) {
 	m := p.meter(ScopeFramework)
-	var err error
-	z.opDur, err = m.Float64Histogram(MetricOpDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of ZooKeeper operations, one sample per attempt of the retry loop."),
-		metric.WithExplicitBucketBoundaries(opBuckets...))
-	handle(err)
-	z.transitions, err = m.Int64Counter(MetricTransitions, metric.WithUnit("{transition}"),
-		metric.WithDescription("Connection state changes of the client, by new state."))
-	handle(err)
-	z.expirations, err = m.Int64Counter(MetricExpirations, metric.WithUnit("{expiration}"),
-		metric.WithDescription("Sessions lost by expiry: told by the server, or declared by the client after the session timeout spent disconnected."))
-	handle(err)
-	z.pending, err = m.Int64UpDownCounter(MetricPendingDelete, metric.WithUnit("{operation}"),
-		metric.WithDescription("Guaranteed deletes (and protected-node clean-ups) not yet done, retried in the background."))
-	handle(err)
+	z.opDur = histogram(m, MetricOpDuration, "s",
+		"Duration of ZooKeeper operations, one sample per attempt of the retry loop.", opBuckets)
+	z.transitions = counter(m, MetricTransitions, "{transition}", "Connection state changes of the client, by new state.")
+	z.expirations = counter(m, MetricExpirations, "{expiration}",
+		"Sessions lost by expiry: told by the server, or declared by the client after the session timeout spent disconnected.")
+	z.pending = upDown(m, MetricPendingDelete, "{operation}",
+		"Guaranteed deletes (and protected-node clean-ups) not yet done, retried in the background.")
 	z.tracer = p.tracer(ScopeFramework)
 	z.ops = map[opKey]*attrs{}
 	z.zkSys = KeyDBSystemName.String("zookeeper")
@@ -289,11 +282,7 @@ func (p *Provider) StateChanged(state string) {
 	if p == nil {
 		return
 	}
-	ctx := context.Background()
-	if !p.zk.transitions.Enabled(ctx) {
-		return
-	}
-	p.zk.transitions.Add(ctx, 1, p.set("state\x00"+state, KeySessionState.String(state)).add...)
+	p.count(p.zk.transitions, "state\x00"+state, KeySessionState.String(state))
 }
 
 // SessionExpired counts a session lost by expiry; source is ExpiryServer or
@@ -302,11 +291,7 @@ func (p *Provider) SessionExpired(source string) {
 	if p == nil {
 		return
 	}
-	ctx := context.Background()
-	if !p.zk.expirations.Enabled(ctx) {
-		return
-	}
-	p.zk.expirations.Add(ctx, 1, p.set("expiry\x00"+source, KeyExpirySource.String(source)).add...)
+	p.count(p.zk.expirations, "expiry\x00"+source, KeyExpirySource.String(source))
 }
 
 // PendingEnabled reports whether the pending-delete counter records.
