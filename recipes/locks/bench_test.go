@@ -3,6 +3,7 @@ package locks_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -92,4 +93,59 @@ func BenchmarkMutexUncontendedDeadline(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "acq/s")
+}
+
+// BenchmarkParkedWaiters reports the goroutine stack memory of W waiters
+// parked on one path in this process, as the waiters workload of bench/
+// queues them (issue 16): "stack-B/waiter" while they queue (a Lock whose
+// deepest call grows its stack past 4 KB shows as 8 KB here) and
+// "parked-B/waiter" after collections have shrunk what they can (a parked
+// frame chain over ~1.2 KB keeps 8 KB). Each iteration queues W waiters
+// behind a holder, then lets them through.
+func BenchmarkParkedWaiters(b *testing.B) {
+	const w = 1000
+	c := testenv.Client(b, testenv.Shared().ConnectString())
+	ctx := context.Background()
+	var grown, parked float64
+	for range b.N {
+		path := lockPath(b)
+		holder := newMutex(b, c, path)
+		if err := holder.Lock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		stack0 := ms.StackInuse
+		var wg sync.WaitGroup
+		for range w {
+			m := newMutex(b, c, path)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := m.Lock(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+				if err := m.Unlock(ctx); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		testenv.WaitFor(b, time.Minute, "every waiter parked on its predecessor", func() bool {
+			_, waiting := c.WatchStats()
+			return waiting >= w
+		})
+		runtime.ReadMemStats(&ms)
+		grown += float64(ms.StackInuse-stack0) / w
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		parked += float64(ms.StackInuse-stack0) / w
+		if err := holder.Unlock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(grown/float64(b.N), "stack-B/waiter")
+	b.ReportMetric(parked/float64(b.N), "parked-B/waiter")
 }
