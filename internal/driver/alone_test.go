@@ -20,7 +20,7 @@ func TestAloneHoldsWithoutReading(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitShort)
 	path := testenv.Path(t, "/alone")
 	d := newDriver(t, c, path)
-	warm, err := d.Acquire(ctx, nil, driver.WaitOptions{}) // makes the path (its parent stat is not used)
+	warm, err := d.Acquire(ctx, nil, &driver.WaitOptions{}) // makes the path (its parent stat is not used)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestAloneHoldsWithoutReading(t *testing.T) {
 	reads := func() int { return px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren) }
 
 	px.ResetCounts()
-	ct, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +43,15 @@ func TestAloneHoldsWithoutReading(t *testing.T) {
 
 	// Someone else holds: the stat shows two children, the queue is read,
 	// and the next create asks for no stat.
-	held, err := newDriver(t, other, path).Acquire(ctx, nil, driver.WaitOptions{})
+	held, err := newDriver(t, other, path).Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Acquire(ctx, nil, driver.WaitOptions{Try: true}); err == nil {
+	if _, err := d.Acquire(ctx, nil, &driver.WaitOptions{Try: true}); err == nil {
 		t.Fatal("Try while another holds: held")
 	}
 	px.ResetCounts()
-	if _, err := d.Acquire(ctx, nil, driver.WaitOptions{Try: true}); err == nil {
+	if _, err := d.Acquire(ctx, nil, &driver.WaitOptions{Try: true}); err == nil {
 		t.Fatal("Try while another holds: held")
 	}
 	if e := px.Requests(zktest.OpExists); e != 0 {

@@ -177,7 +177,7 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 // (ctx done, Try and not held, session lost, error) the contender's node is
 // deleted (guaranteed) before Acquire returns the error, so an abandoned
 // attempt leaves nothing behind.
-func (d *Driver) Acquire(ctx context.Context, data []byte, o WaitOptions) (*Contender, error) {
+func (d *Driver) Acquire(ctx context.Context, data []byte, o *WaitOptions) (*Contender, error) {
 	c, err := d.Enqueue(ctx, data)
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func watchedUnder(t testing.TB, path string) map[string]int {
 // waitOn starts Wait of c on a goroutine; its outcome comes on the channel.
 func waitOn(ctx context.Context, c *driver.Contender) <-chan error {
 	ch := make(chan error, 1)
-	go func() { ch <- c.Wait(ctx, driver.WaitOptions{}) }()
+	go func() { ch <- c.Wait(ctx, &driver.WaitOptions{}) }()
 	return ch
 }
 
@@ -60,7 +60,7 @@ func TestHandoffReadsNothing(t *testing.T) {
 	if !driver.HandoffOn(d) {
 		t.Fatal("the mutex driver does not hand off")
 	}
-	holder, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	holder, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestHandoffNotWithoutOurNode(t *testing.T) {
 	op := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	d := newDriver(t, c, testenv.Path(t, "/handoff"))
-	holder, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	holder, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestHandoffNotPastALiveHolder(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
 	od := newDriver(t, other, path)
-	holder, err := od.Acquire(ctx, nil, driver.WaitOptions{})
+	holder, err := od.Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

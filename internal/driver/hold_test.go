@@ -22,7 +22,7 @@ func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestHoldKeepOnLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestHoldKeepOnLoss(t *testing.T) {
 	session := c.Session()
 	px.Drop() // the connection drops; the session lives
 	testenv.WaitFor(t, testenv.WaitShort, "the holding lost on suspension", h.IsLost)
-	if err := ct.Wait(ctx, driver.WaitOptions{}); err != nil {
+	if err := ct.Wait(ctx, &driver.WaitOptions{}); err != nil {
 		t.Fatalf("waiting again on the kept node: %v", err)
 	}
 	if c.Session() != session {

@@ -39,7 +39,7 @@ func TestHoldOnLoss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ct, err := d.Acquire(ctx, nil, driver.WaitOptions{})
+			ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

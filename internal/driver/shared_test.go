@@ -44,7 +44,7 @@ func TestSharedReadsCoalesce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.Wait(ctx, driver.WaitOptions{Try: true}); !errors.Is(err, curator.ErrLocked) {
+			if err := w.Wait(ctx, &driver.WaitOptions{Try: true}); !errors.Is(err, curator.ErrLocked) {
 				t.Errorf("Try of a waiter: %v, want ErrLocked", err)
 			}
 		}()
@@ -100,7 +100,7 @@ func TestSharedReadNeverOlderThanTheCall(t *testing.T) {
 
 	held := px.HoldReply(zktest.OpGetChildren2)
 	early := make(chan error, 1)
-	go func() { early <- probe.Wait(ctx, driver.WaitOptions{Try: true}) }()
+	go func() { early <- probe.Wait(ctx, &driver.WaitOptions{Try: true}) }()
 	if err := held.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestSharedReadNeverOlderThanTheCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := make(chan error, 1)
-	go func() { late <- mine.Wait(ctx, driver.WaitOptions{Try: true}) }()
+	go func() { late <- mine.Wait(ctx, &driver.WaitOptions{Try: true}) }()
 	testenv.WaitFor(t, testenv.WaitShort, "the waiter queued for the next read", func() bool {
 		return driver.SharedReadWaiters() == 1
 	})
@@ -158,14 +158,14 @@ func TestSharedReadSenderGivesUp(t *testing.T) {
 		}
 	})()
 	first := make(chan error, 1)
-	go func() { first <- cts[0].Wait(ctx, driver.WaitOptions{Try: true}) }()
+	go func() { first <- cts[0].Wait(ctx, &driver.WaitOptions{Try: true}) }()
 	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
 	errs := make(chan error, 2)
 	for _, ct := range cts[1:] {
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		wctx = context.WithValue(wctx, cancelKey{}, context.CancelFunc(cancel))
-		go func() { errs <- ct.Wait(wctx, driver.WaitOptions{Try: true}) }()
+		go func() { errs <- ct.Wait(wctx, &driver.WaitOptions{Try: true}) }()
 	}
 	if err := <-first; err != nil {
 		t.Fatalf("the first contender: %v, want it to hold", err)
@@ -208,7 +208,7 @@ func TestSharedReadInterruptedByClose(t *testing.T) {
 	}
 	held := px.HoldReply(zktest.OpGetChildren2)
 	got := make(chan error, 1)
-	go func() { got <- ct.Wait(ctx, driver.WaitOptions{}) }()
+	go func() { got <- ct.Wait(ctx, &driver.WaitOptions{}) }()
 	if err := held.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestSharedReadsUnderLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				if err := ct.Wait(ctx, driver.WaitOptions{Try: true}); !errors.Is(err, curator.ErrLocked) {
+				if err := ct.Wait(ctx, &driver.WaitOptions{Try: true}); !errors.Is(err, curator.ErrLocked) {
 					t.Errorf("Try of a waiter: %v, want ErrLocked", err)
 					return
 				}
@@ -327,11 +327,11 @@ func TestSharedReadSentOnce(t *testing.T) {
 		}
 	})()
 	first := make(chan error, 1)
-	go func() { first <- cts[0].Wait(named("a"), driver.WaitOptions{Try: true}) }()
+	go func() { first <- cts[0].Wait(named("a"), &driver.WaitOptions{Try: true}) }()
 	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
 	xDone := make(chan error, 1)
-	go func() { xDone <- cts[1].Wait(named("x"), driver.WaitOptions{Try: true}) }()
-	go func() { yDone <- cts[2].Wait(named("y"), driver.WaitOptions{Try: true}) }()
+	go func() { xDone <- cts[1].Wait(named("x"), &driver.WaitOptions{Try: true}) }()
+	go func() { yDone <- cts[2].Wait(named("y"), &driver.WaitOptions{Try: true}) }()
 	if err := <-first; err != nil {
 		t.Fatalf("the first: %v", err)
 	}

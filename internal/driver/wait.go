@@ -62,31 +62,47 @@ func SetWaitHook(f func(c *Contender)) (restore func()) {
 // look again; a wait on any change (Decision{}) decides on the very read
 // that set its watch (as Curator's semaphore does), and takes the Wake
 // channel before that read, so a change after it fires the one or the other.
-func (c *Contender) Wait(ctx context.Context, o WaitOptions) error {
-	var ho *handoff // what the process knows of deleted contenders (handoff.go)
+func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
+	// Every parked waiter sits in this frame, and a short stack lets the
+	// runtime shrink a parked goroutine's to half (issue 16: 10,000 waiters
+	// in one process): the select is here, not one call deeper, and the
+	// round's state lives in r.
+	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
 	if c.d.handoff && !o.Try {
-		ho = known.join(c.d.client, c.d.path)
-		defer known.leave(ho)
+		r.ho = known.join(c.d.client, c.d.path)
+		defer known.leave(r.ho)
 	}
-	// Kept small on purpose: a thousand parked waiters park here, and a
-	// short stack lets the runtime shrink theirs (issue 16).
-	r := round{watchAll: o.WatchAll && !o.Try, first: true}
 	for {
-		if done, err := c.arm(ctx, o, ho, &r); done {
+		if done, err := c.arm(ctx, &r); done {
 			return err
 		}
 		if r.w == nil {
 			continue // look again
 		}
-		if done, err := c.park(ctx, ho, &r); done {
-			return err
+		var ev framework.Event
+		select {
+		case ev = <-r.w.C():
+		case <-r.wake:
+		case <-c.session.Done():
+		case <-ctx.Done():
+			r.w.Stop()
+			return ctx.Err()
+		}
+		r.w.Stop()
+		if r.pred != "" && ev.Type == framework.EventNodeDeleted {
+			if held, err := c.handedOff(ctx, &r); held || err != nil {
+				return err
+			}
 		}
 	}
 }
 
-// round is one round of a Wait: the reading it decided on, and what it
-// waits for.
+// round is one Wait: its options, what the process knows of deleted
+// contenders (handoff.go; nil when it does not hand off), the reading it
+// last decided on, and what it waits for.
 type round struct {
+	o        *WaitOptions
+	ho       *handoff
 	q        *Queue
 	w        *framework.Watch
 	pred     string // the contender waited on; "" for any change among them
@@ -97,8 +113,8 @@ type round struct {
 
 // arm reads the queue, decides, and sets the watch to wait on (r.w; nil:
 // look again at once). done: Wait returns err (nil: held).
-func (c *Contender) arm(ctx context.Context, o WaitOptions, ho *handoff, r *round) (done bool, err error) {
-	d := c.d
+func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
+	d, o := c.d, r.o
 	if c.session.Lost() {
 		return true, c.vanished()
 	}
@@ -166,31 +182,11 @@ func (c *Contender) arm(ctx context.Context, o WaitOptions, ho *handoff, r *roun
 	_, _, r.w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
 	if errors.Is(err, zk.ErrNoNode) {
 		r.w = nil
-		held, err := c.handedOff(ctx, ho, r.q, r.pred)
+		held, err := c.handedOff(ctx, r)
 		return held || err != nil, err // else it went meanwhile: look again
 	}
 	if err != nil {
 		return true, err
-	}
-	return false, nil
-}
-
-// park waits for r's watch, a wake-up, the session or ctx. done: Wait
-// returns err (nil: handed the lock).
-func (c *Contender) park(ctx context.Context, ho *handoff, r *round) (done bool, err error) {
-	var ev framework.Event
-	select {
-	case ev = <-r.w.C():
-	case <-r.wake:
-	case <-c.session.Done():
-	case <-ctx.Done():
-		r.w.Stop()
-		return true, ctx.Err()
-	}
-	r.w.Stop()
-	if r.pred != "" && ev.Type == framework.EventNodeDeleted {
-		held, err := c.handedOff(ctx, ho, r.q, r.pred)
-		return held || err != nil, err
 	}
 	return false, nil
 }
@@ -200,7 +196,8 @@ func (c *Contender) park(ctx context.Context, ho *handoff, r *round) (done bool,
 // before pred in q is known gone, and our own node is still there (one
 // exists, whatever the queue's length). See handoff.go for why that is
 // enough. false, nil: read the queue again.
-func (c *Contender) handedOff(ctx context.Context, ho *handoff, q *Queue, pred string) (bool, error) {
+func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
+	ho, q, pred := r.ho, r.q, r.pred
 	if ho == nil {
 		return false, nil
 	}

@@ -55,7 +55,7 @@ func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
 	})()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := waiter.Wait(wctx, driver.WaitOptions{}); err != nil {
+	if err := waiter.Wait(wctx, &driver.WaitOptions{}); err != nil {
 		t.Fatalf("waiter after the only lease was released: %v", err)
 	}
 	if !released.Load() {
@@ -106,7 +106,7 @@ func TestWaitSeesWakeBeforeWatch(t *testing.T) {
 	defer driver.SetWaitHook(func(*driver.Contender) { once.Do(raise) })()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := waiter.Wait(wctx, driver.WaitOptions{Wake: wake}); err != nil {
+	if err := waiter.Wait(wctx, &driver.WaitOptions{Wake: wake}); err != nil {
 		t.Fatalf("waiter after the maximum was raised to 2: %v", err)
 	}
 	if max.Load() != 2 {

@@ -70,7 +70,7 @@ func (e *engine) campaign(ctx context.Context, c *driver.Contender) (*driver.Con
 			}
 			e.setNode(c.Node())
 		}
-		err := c.Wait(ctx, driver.WaitOptions{})
+		err := c.Wait(ctx, &driver.WaitOptions{})
 		if err == nil {
 			if testHookVerify != nil {
 				testHookVerify(c)

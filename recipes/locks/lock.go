@@ -103,7 +103,7 @@ func (l *lock) queued(ctx context.Context, try bool, gate token) (*holding, erro
 		acq.End(err)
 		return nil, err
 	}
-	c, err := l.d.Acquire(ctx, l.opts.Data, driver.WaitOptions{Try: try, OnEnqueue: acq.OnEnqueue(l.opts.OnEnqueue)})
+	c, err := l.d.Acquire(ctx, l.opts.Data, &driver.WaitOptions{Try: try, OnEnqueue: acq.OnEnqueue(l.opts.OnEnqueue)})
 	if err == nil {
 		if err = gate.take(ctx, try, l.d.Path()); err != nil {
 			c.DeleteQuietly(ctx)

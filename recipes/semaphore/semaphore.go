@@ -143,7 +143,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	// suspended connection need not abort a waiting acquirer: only a lost
 	// session does (its lease node is gone with it). Wait only while the
 	// internal lock holds, and no longer than ctx.
-	c, err := s.lock.Acquire(ctx, nil, driver.WaitOptions{Try: try})
+	c, err := s.lock.Acquire(ctx, nil, &driver.WaitOptions{Try: try})
 	if err != nil {
 		return nil, fmt.Errorf("semaphore %s: internal lock: %w", s.path, err)
 	}
@@ -234,7 +234,7 @@ func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bo
 	}
 	// The count rule, on the count the last create told (no read needed).
 	fits := func(n int) bool { return n <= s.max() }
-	return made, made[n-1].Wait(ctx, driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true, Fits: fits})
+	return made, made[n-1].Wait(ctx, &driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true, Fits: fits})
 }
 
 // vanishedNotLost reports whether err says a node of ours vanished while
