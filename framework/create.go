@@ -179,7 +179,7 @@ func (p *createPlan) attempt(conn *zk.Conn) (createResult, error) {
 	if first && p.parent != nil {
 		p.parent.conn.Store(conn) // before the create is queued: the reader sends behind it, on it
 	}
-	path, once, err := p.c.createOnce(conn, p.full, p.data, p.co, p.acl)
+	path, once, err := p.createOnce(conn)
 	if err != nil {
 		return createResult{}, err
 	}
@@ -324,29 +324,32 @@ func (c *Client) cleanupProtected(parentFull, id string, pending <-chan outcome[
 	}()
 }
 
-// createOnce makes the node, and its parents if asked, on one connection.
+// createOnce makes p's node, and its parents if asked, on one connection.
 // once says whether the first create request made it (no parent was
-// missing).
-func (c *Client) createOnce(conn *zk.Conn, full string, data []byte, co opOptions, acl []ACL) (path string, once bool, err error) {
-	create := func() (string, error) {
-		switch co.mode {
-		case ModeContainer:
-			return conn.CreateContainer(full, data, zk.FlagContainer, acl)
-		case ModePersistentTTL, ModePersistentSequentialTTL:
-			return conn.CreateTTL(full, data, co.mode.flags(), acl, co.ttl)
-		default:
-			return conn.Create(full, data, co.mode.flags(), acl)
-		}
-	}
-	p, err := create()
-	if errors.Is(err, zk.ErrNoNode) && co.parents != noParents {
-		if err := c.mkdirs(conn, ParentPath(full), co.parents == containerParents); err != nil {
+// missing). (Its frames are on every waiting contender's stack at its
+// deepest: keep them small, issue 16.)
+func (p *createPlan) createOnce(conn *zk.Conn) (path string, once bool, err error) {
+	path, err = p.send(conn)
+	if errors.Is(err, zk.ErrNoNode) && p.co.parents != noParents {
+		if err := p.c.mkdirs(conn, ParentPath(p.full), p.co.parents == containerParents); err != nil {
 			return "", false, err
 		}
-		p, err = create()
-		return p, false, err
+		path, err = p.send(conn)
+		return path, false, err
 	}
-	return p, err == nil, err
+	return path, err == nil, err
+}
+
+// send sends p's create request once.
+func (p *createPlan) send(conn *zk.Conn) (string, error) {
+	switch p.co.mode {
+	case ModeContainer:
+		return conn.CreateContainer(p.full, p.data, zk.FlagContainer, p.acl)
+	case ModePersistentTTL, ModePersistentSequentialTTL:
+		return conn.CreateTTL(p.full, p.data, p.co.mode.flags(), p.acl, p.co.ttl)
+	default:
+		return conn.Create(p.full, p.data, p.co.mode.flags(), p.acl)
+	}
 }
 
 // mkdirs makes every missing node of a server path, top down, with empty
