@@ -17,15 +17,12 @@ type outcome[T any] struct {
 	err error
 }
 
-// attempt runs fn so that the caller can stop waiting when ctx is done.
-// go-zookeeper calls cannot be cancelled, so an abandoned call finishes in
-// the background; pending then yields its real outcome (for cleanup). When
-// ctx cannot be cancelled, fn runs on the caller's goroutine.
+// attempt runs fn on its own goroutine so that the caller can stop waiting
+// when ctx is done (callPending runs it on the caller's goroutine when ctx
+// cannot be cancelled). go-zookeeper calls cannot be cancelled, so an
+// abandoned call finishes in the background; pending then yields its real
+// outcome (for cleanup).
 func attempt[T any](ctx context.Context, conn *zk.Conn, fn func(*zk.Conn) (T, error)) (v T, pending <-chan outcome[T], err error) {
-	if ctx.Done() == nil {
-		v, err = fn(conn)
-		return v, nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return v, nil, err
 	}
@@ -87,7 +84,14 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 				(*h)(c, op)
 			}
 			a := c.startAttempt(ctx, conn, op, path) // telemetry.go
-			v, pending, aerr := attempt(ctx, conn, fn)
+			var v T
+			var pending <-chan outcome[T]
+			var aerr error
+			if ctx.Done() == nil {
+				v, aerr = fn(conn) // not through attempt: one frame less on the deepest stacks
+			} else {
+				v, pending, aerr = attempt(ctx, conn, fn)
+			}
 			c.endAttempt(a, aerr)
 			if aerr == nil {
 				return v, nil, nil
@@ -97,27 +101,28 @@ func callPending[T any](c *Client, ctx context.Context, op, path string, fn func
 			}
 			err = classify(aerr, c.isClosed())
 		}
-		if err = c.retryAfter(ctx, op, path, n, start, err); err != nil {
+		if err = c.retryAfter(ctx, &OpError{op, path, err}, n, time.Since(start)); err != nil {
 			return zero, nil, err
 		}
 	}
 }
 
-// retryAfter asks the retry policy whether to try again after err, and
-// sleeps as it says, bounded by ctx and the client's life; nil means try
-// again, else the operation's error. (Apart from callPending, whose frame
-// every waiting goroutine carries.)
+// retryAfter asks the retry policy whether to try again after e.Err (the
+// n-th attempt's, elapsed into the operation), and sleeps as it says,
+// bounded by ctx and the client's life; nil means try again, else the
+// operation's error. (Apart from callPending, and with few arguments,
+// because its frame is on every waiting goroutine's stack at its deepest.)
 //
 //go:noinline
-func (c *Client) retryAfter(ctx context.Context, op, path string, n int, start time.Time, err error) error {
-	if !retryable(err) {
-		return &OpError{op, path, err}
+func (c *Client) retryAfter(ctx context.Context, e *OpError, n int, elapsed time.Duration) error {
+	if !retryable(e.Err) {
+		return e
 	}
-	sleep, ok := c.opts.retryPolicy.Next(n, time.Since(start))
+	sleep, ok := c.opts.retryPolicy.Next(n, elapsed)
 	if !ok {
-		return &OpError{op, path, err}
+		return e
 	}
-	c.logRetry(op, path, n+1, sleep, err)
+	c.logRetry(e.Op, e.Path, n+1, sleep, e.Err)
 	if sleep <= 0 {
 		return nil
 	}
@@ -127,9 +132,9 @@ func (c *Client) retryAfter(ctx context.Context, op, path string, n int, start t
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return &OpError{op, path, c.ended(ctx)}
+		return &OpError{e.Op, e.Path, c.ended(ctx)}
 	case <-c.ctx.Done():
-		return &OpError{op, path, curator.ErrClosed}
+		return &OpError{e.Op, e.Path, curator.ErrClosed}
 	}
 }
 
