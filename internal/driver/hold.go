@@ -134,15 +134,16 @@ func (h *Hold) stopMonitor() {
 	<-h.wdone
 }
 
-// lose records the loss once: closes lost and ends the held context with
-// cause curator.ErrLockLost (saying why).
+// lose records the loss once: ends the held context with cause
+// curator.ErrLockLost (saying why), then closes lost, so that whoever sees
+// Lost closed finds that cause (context.Cause) too.
 func (h *Hold) lose(why string) {
 	h.loseOnce.Do(func() {
+		h.cancel(fmt.Errorf("%w: %s: %s", curator.ErrLockLost, h.c.node, why))
 		close(h.lost)
 		if h.wcancel != nil {
 			h.wcancel()
 		}
-		h.cancel(fmt.Errorf("%w: %s: %s", curator.ErrLockLost, h.c.node, why))
 		h.noteLoss(why) // observe.go
 	})
 }
