@@ -55,13 +55,13 @@ type Hold struct {
 	// The monitor is callbacks on the session (no goroutine waits): stops
 	// cancels them, and mon makes the reaction to a loss happen at most
 	// once, and lets Release wait for one under way.
-	stops []func() bool
+	stops [2]func() bool // the session's end; its suspension (LoseOnSuspend)
 	mon   sync.Once
 
 	// The node watch (revocation, WatchNode), a goroutine when asked for.
 	wctx    context.Context
 	wcancel context.CancelFunc
-	wdone   chan struct{} // closed once the node watch has ended (closed at once if none)
+	wdone   chan struct{} // closed once the node watch has ended (nil if none)
 
 	tokenMu sync.Mutex
 	token   int64
@@ -76,17 +76,16 @@ var errReleased = errors.New("released")
 // Hold starts holding c (which the caller's predicate says holds). The held
 // context carries parent's values but not its cancellation.
 func (c *Contender) Hold(parent context.Context, o HoldOptions) *Hold {
-	h := &Hold{c: c, keep: o.KeepOnLoss, token: o.Token, lost: make(chan struct{}), wdone: make(chan struct{})}
+	h := &Hold{c: c, keep: o.KeepOnLoss, token: o.Token, lost: make(chan struct{})}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithoutCancel(parent))
 	if o.OnRevoke != nil || o.WatchNode {
 		h.wctx, h.wcancel = context.WithCancel(context.Background())
+		h.wdone = make(chan struct{})
 		go h.watchNode(o.OnRevoke, o.WatchNode)
-	} else {
-		close(h.wdone)
 	}
-	h.stops = append(h.stops, context.AfterFunc(c.session.Context(), h.onLoss))
+	h.stops[0] = context.AfterFunc(c.session.Context(), h.onLoss)
 	if o.Policy == curator.LoseOnSuspend {
-		h.stops = append(h.stops, c.session.AfterSuspend(h.onLoss))
+		h.stops[1] = c.session.AfterSuspend(h.onLoss)
 	}
 	return h
 }
@@ -119,7 +118,7 @@ func (h *Hold) onLoss() {
 func (h *Hold) stopMonitor() {
 	fired := false
 	for _, stop := range h.stops {
-		if !stop() {
+		if stop != nil && !stop() {
 			fired = true
 		}
 	}
@@ -130,8 +129,8 @@ func (h *Hold) stopMonitor() {
 	}
 	if h.wcancel != nil {
 		h.wcancel()
+		<-h.wdone
 	}
-	<-h.wdone
 }
 
 // lose records the loss once: ends the held context with cause

@@ -79,7 +79,8 @@ type flight struct {
 	users int // callers waiting for it to be sent
 
 	mu     sync.Mutex
-	queues []*keyedQueue // the answer sorted, once per contender-name set
+	first  keyedQueue   // the answer sorted for the first contender-name set asking (usually the only one)
+	others []keyedQueue // and for any other
 }
 
 type keyedQueue struct {
@@ -92,13 +93,20 @@ type keyedQueue struct {
 func (f *flight) queue(d *Driver) *Queue {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, kq := range f.queues {
+	if f.first.q != nil && f.first.key == d.key {
+		return f.first.q
+	}
+	for _, kq := range f.others {
 		if kq.key == d.key {
 			return kq.q
 		}
 	}
 	q := d.queueOf(f.names)
-	f.queues = append(f.queues, &keyedQueue{d.key, q})
+	if f.first.q == nil {
+		f.first = keyedQueue{d.key, q}
+	} else {
+		f.others = append(f.others, keyedQueue{d.key, q})
+	}
 	return q
 }
 
