@@ -54,3 +54,10 @@ func SetReadHooks(woke func(ctx context.Context), idle func()) (restore func()) 
 	testHookWoke, testHookIdle = woke, idle
 	return func() { testHookWoke, testHookIdle = nil, nil }
 }
+
+// SetLosingHook sets the hook a loss runs between ending the held context
+// and closing Lost; the returned func removes it.
+func SetLosingHook(f func(h *Hold)) (restore func()) {
+	testHookLosing = f
+	return func() { testHookLosing = nil }
+}

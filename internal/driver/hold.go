@@ -69,6 +69,10 @@ type Hold struct {
 	note lossNotePtr // who is told of a loss, and why (observe.go)
 }
 
+// testHookLosing, set only by tests, runs in a loss between the end of
+// the held context and the closing of Lost.
+var testHookLosing func(h *Hold)
+
 // errReleased is the cause of a held context's end when the holding is
 // released.
 var errReleased = errors.New("released")
@@ -139,6 +143,9 @@ func (h *Hold) stopMonitor() {
 func (h *Hold) lose(why string) {
 	h.loseOnce.Do(func() {
 		h.cancel(fmt.Errorf("%w: %s: %s", curator.ErrLockLost, h.c.node, why))
+		if testHookLosing != nil {
+			testHookLosing(h)
+		}
 		close(h.lost)
 		if h.wcancel != nil {
 			h.wcancel()
@@ -161,13 +168,15 @@ func (h *Hold) Context() context.Context { return h.ctx }
 // found only by Release, a fencing read, a guarded write or the node watch.
 func (h *Hold) Lost() <-chan struct{} { return h.lost }
 
-// IsLost reports whether the holding is lost.
+// IsLost reports whether the holding is lost. It agrees with the held
+// context: once that is done with cause curator.ErrLockLost, IsLost is
+// true, even in the instant before Lost is closed.
 func (h *Hold) IsLost() bool {
 	select {
 	case <-h.lost:
 		return true
 	default:
-		return false
+		return errors.Is(context.Cause(h.ctx), curator.ErrLockLost)
 	}
 }
 

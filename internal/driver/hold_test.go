@@ -3,6 +3,7 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/gocurator/curator"
@@ -92,5 +93,57 @@ func TestHoldKeepOnLoss(t *testing.T) {
 	}
 	if err := h.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("releasing the first, lost holding: %v, want ErrLockLost", err)
+	}
+}
+
+// TestLossSeenAlikeEverywhere: in the instant of a loss between the end of
+// the held context and the closing of Lost (held there by a hook), whoever
+// saw the context end finds the holding lost, with cause ErrLockLost; and
+// whoever sees Lost closed finds that cause too (lose ends the context
+// first). The leader's term watcher and the lock's Do each look from one
+// side.
+func TestLossSeenAlikeEverywhere(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := make(chan struct{}, 1)
+	defer driver.SetNodeWatchHook(func(string) { armed <- struct{}{} })()
+	seen := make(chan string, 1)
+	defer driver.SetLosingHook(func(h *driver.Hold) {
+		switch {
+		case h.Context().Err() == nil:
+			seen <- "the held context not ended yet"
+		case !h.IsLost():
+			seen <- "IsLost false once the held context ended"
+		case !errors.Is(context.Cause(h.Context()), curator.ErrLockLost):
+			seen <- fmt.Sprintf("cause %v", context.Cause(h.Context()))
+		default:
+			seen <- ""
+		}
+	})()
+	h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true})
+	<-armed
+	if err := other.Delete(ctx, ct.Node()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case bad := <-seen:
+		if bad != "" {
+			t.Fatal(bad)
+		}
+	case <-ctx.Done():
+		t.Fatal("no loss")
+	}
+	<-h.Lost()
+	if err := h.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
+		t.Fatalf("Release after the loss: %v, want ErrLockLost", err)
 	}
 }

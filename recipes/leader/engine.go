@@ -371,7 +371,10 @@ func (e *engine) watchTerm(gen uint64, h *driver.Hold) {
 		select {
 		case <-h.Lost():
 			e.post(event{gen: gen, kind: evLost})
-		case <-h.Context().Done(): // released (Resign, Close)
+		case <-h.Context().Done(): // released (Resign, Close), or lost: the cause is set before Lost is closed
+			if h.IsLost() {
+				e.post(event{gen: gen, kind: evLost})
+			}
 		}
 	}()
 }
