@@ -28,6 +28,14 @@ type WaitOptions struct {
 	// how many children the path had right after it, a count that fits
 	// holds without reading the queue.
 	Fits func(contenders int) bool
+	// OnWoken, if not nil, is called on the waiting goroutine whenever the
+	// predecessor it watched is found gone, before it finds out (one more
+	// round trip, the handoff's or a read's) whether it now holds: a
+	// recipe may start then, beside that round trip, what it will do first
+	// once it holds (the semaphore's lease create). If the waiter then does
+	// not hold (it waits again, or fails), Wait calls the undo returned
+	// before it waits or returns; if it holds, the work is the caller's.
+	OnWoken func() (undo func())
 	// WatchAll decides on watched reads of the queue from the first read,
 	// for a Predicate that waits for any change (Decision{}) and seldom
 	// holds at once (the semaphore's lease wait, as Curator's): one read
@@ -73,7 +81,12 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 		defer known.leave(r.ho)
 	}
 	for {
-		if done, err := c.arm(ctx, &r); done {
+		done, err := c.arm(ctx, &r)
+		if r.undo != nil && (!done || err != nil) {
+			r.undo() // woken, but not holding
+			r.undo = nil
+		}
+		if done {
 			return err
 		}
 		if r.w == nil {
@@ -90,7 +103,13 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 		}
 		r.w.Stop()
 		if r.pred != "" && ev.Type == framework.EventNodeDeleted {
+			if o.OnWoken != nil {
+				r.undo = o.OnWoken()
+			}
 			if held, err := c.handedOff(ctx, &r); held || err != nil {
+				if err != nil && r.undo != nil {
+					r.undo()
+				}
 				return err
 			}
 		}
@@ -107,8 +126,9 @@ type round struct {
 	w        *framework.Watch
 	pred     string // the contender waited on; "" for any change among them
 	wake     <-chan struct{}
-	watchAll bool // decide on watched reads (the last decision was Decision{})
-	first    bool // no reading yet
+	undo     func() // OnWoken's, until the waiter is found holding or not
+	watchAll bool   // decide on watched reads (the last decision was Decision{})
+	first    bool   // no reading yet
 }
 
 // arm reads the queue, decides, and sets the watch to wait on (r.w; nil:

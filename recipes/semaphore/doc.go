@@ -23,7 +23,20 @@
 // read that set its watch (as Curator does), so no lease returned between
 // a decision and the watch goes unseen. A waiter also looks again when a
 // SharedCount maximum changes (it takes the change signal before reading
-// the count). A lease lives in an ephemeral node: the server returns the
+// the count).
+//
+// One step differs from Curator's, for speed, with the same guarantees: a
+// waiter next in the internal mutex's queue starts its lease create the
+// moment its predecessor goes, beside the round trip that confirms it now
+// holds the mutex, rather than after it: the section each acquirer passes
+// alone is one round trip shorter. The count rule alone keeps the leases
+// within the maximum, so a node made that early is as safe as any; and a
+// waiter that finds it does not hold the mutex after all (its predecessor
+// had given up) deletes that node at once, so only the mutex's holder ever
+// waits on the leases. Curator's acquirers on the same path may see such a
+// node come and go.
+//
+// A lease lives in an ephemeral node: the server returns the
 // lease of a process whose session dies, and Lease.Lost tells the holder.
 //
 // A Lease is a holding like a locks.Mutex's: a held context cancelled when

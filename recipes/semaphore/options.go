@@ -25,9 +25,12 @@ func WithSuspendPolicy(p curator.SuspendPolicy) Option { return func(o *options)
 // WithOnEnqueue makes every acquisition call fn with the path of each
 // lease node it makes, as soon as it is made, before the wait for the
 // lease (a waiter is visible while it waits). As in Curator, an acquirer
-// makes its lease node once it holds the semaphore's internal lock
-// ("<path>/locks"); before that it waits in that lock's queue and has no
-// lease node. fn runs on the acquiring goroutine and should return quickly;
+// keeps a lease node only once it holds the semaphore's internal lock
+// ("<path>/locks"); before that it waits in that lock's queue. (A waiter
+// next in that queue starts its lease create as its predecessor goes, and
+// fn is called for that node once the lock is found held; a node so made
+// for an acquirer that turns out not to hold the lock is deleted at once,
+// and fn is not called for it.) fn runs on the acquiring goroutine and should return quickly;
 // the node may still be deleted without being granted (ctx done, TryAcquire
 // failed), and an acquire that starts over calls fn for its new node.
 // Default: none.

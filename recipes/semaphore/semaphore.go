@@ -137,29 +137,6 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	if s.wake == nil && n > s.max() {
 		return nil, fmt.Errorf("semaphore: %w: %d leases asked of a semaphore of %d", curator.ErrInvalidArgument, n, s.max())
 	}
-	// The internal lock only keeps acquirers from waiting side by side (two
-	// waiting lease nodes could keep the count above the maximum for ever);
-	// the count rule alone keeps the leases within the maximum. So a
-	// suspended connection need not abort a waiting acquirer: only a lost
-	// session does (its lease node is gone with it). Wait only while the
-	// internal lock holds, and no longer than ctx.
-	c, err := s.lock.Acquire(ctx, nil, &driver.WaitOptions{Try: try})
-	if err != nil {
-		return nil, fmt.Errorf("semaphore %s: internal lock: %w", s.path, err)
-	}
-	lock := c.Hold(ctx, driver.HoldOptions{Policy: curator.LoseOnLost})
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(lock.Context(), cancel)
-	defer stop()
-	defer func() { // after any clean-up below: no orphan of ours is seen by the next holder
-		rctx, cancel := recipe.CleanupContext(ctx)
-		defer cancel()
-		if err := lock.Release(rctx); err != nil {
-			s.client.Logger().Warn("releasing the semaphore's internal lock", "path", s.path, "err", err)
-		}
-	}()
-
 	// The count rule, over every node of this acquire: granted when the
 	// lease nodes number at most the maximum and all of ours are there;
 	// otherwise wait for any change among the leases (Decision{}).
@@ -184,9 +161,44 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
 	d.SetBusyHint(&s.busy)
+
+	// The internal lock only keeps acquirers from waiting side by side (two
+	// waiting lease nodes could keep the count above the maximum for ever);
+	// the count rule alone keeps the leases within the maximum. So a
+	// suspended connection need not abort a waiting acquirer: only a lost
+	// session does (its lease node is gone with it). Wait only while the
+	// internal lock holds, and no longer than ctx. A waiter for the lock
+	// starts its lease create as soon as its predecessor goes (speculate.go).
+	var sp *speculation
+	o := &driver.WaitOptions{Try: try}
+	if n == 1 && !try {
+		o.OnWoken = func() func() {
+			sp = s.speculate(ctx, d)
+			return func() { sp.discard(); sp = nil } // not holding the lock after all
+		}
+	}
+	c, err := s.lock.Acquire(ctx, nil, o)
+	if err != nil {
+		sp.discard()
+		return nil, fmt.Errorf("semaphore %s: internal lock: %w", s.path, err)
+	}
+	lock := c.Hold(ctx, driver.HoldOptions{Policy: curator.LoseOnLost})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(lock.Context(), cancel)
+	defer stop()
+	defer func() { // after any clean-up below: no orphan of ours is seen by the next holder
+		rctx, cancel := recipe.CleanupContext(ctx)
+		defer cancel()
+		if err := lock.Release(rctx); err != nil {
+			s.client.Logger().Warn("releasing the semaphore's internal lock", "path", s.path, "err", err)
+		}
+	}()
+
 	for attempt := 0; ; attempt++ {
 		clear(ours)
-		made, err := s.attempt(wctx, d, n, try, ours)
+		made, err := s.attempt(wctx, d, n, try, ours, sp.take(wctx))
+		sp = nil
 		if err == nil {
 			leases := make([]*Lease, n)
 			for i, c := range made {
@@ -218,11 +230,16 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 }
 
 // attempt makes the n lease nodes (recording their names in ours) and waits
-// until they are granted. It returns the nodes made, also on error.
-func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bool, ours map[string]bool) ([]*driver.Contender, error) {
+// until they are granted; first, if not nil, is one made already (a
+// speculation's). It returns the nodes made, also on error.
+func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bool, ours map[string]bool, first *driver.Contender) ([]*driver.Contender, error) {
 	made := make([]*driver.Contender, 0, n)
 	for len(made) < n {
-		c, err := d.Enqueue(ctx, s.opts.Data)
+		c, err := first, error(nil)
+		if first == nil {
+			c, err = d.Enqueue(ctx, s.opts.Data)
+		}
+		first = nil
 		if err != nil {
 			return made, err
 		}
