@@ -29,7 +29,8 @@ type WaitOptions struct {
 	// holds without reading the queue.
 	Fits func(contenders int) bool
 	// OnWoken, if not nil, is called on the waiting goroutine whenever the
-	// predecessor it watched is found gone, before it finds out (one more
+	// watch on its predecessor tells of its deletion (not when the
+	// predecessor was gone before the watch was set), before it finds out (one more
 	// round trip, the handoff's or a read's) whether it now holds: a
 	// recipe may start then, beside that round trip, what it will do first
 	// once it holds (the semaphore's lease create). If the waiter then does

@@ -52,8 +52,12 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	pctx, cancelP := context.WithCancel(ctx)
 	p := acquire(pctx, sem()) // queued behind A
 	testenv.WaitFor(t, testenv.WaitShort, "P queued", func() bool { return locks() == 2 })
-	b := acquire(ctx, sem()) // queued behind P
-	testenv.WaitFor(t, testenv.WaitShort, "B queued", func() bool { return locks() == 3 })
+	cb := testenv.Client(t, testenv.Shared().ConnectString())
+	b := acquire(ctx, newSem(t, cb, path, 1)) // queued behind P
+	testenv.WaitFor(t, testenv.WaitShort, "B queued, watching P", func() bool {
+		armed, _ := cb.WatchStats()
+		return locks() == 3 && armed == 1
+	})
 
 	cancelP() // P gives up: B is woken, speculates, and finds A still ahead
 	if r := <-p; r.err == nil {
