@@ -79,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&ks, "k", "", "sessions for contended, semaphore and rwlock (list)")
 	fs.StringVar(&ws, "w", "", "waiters on one session, every peer (list)")
 	fs.StringVar(&wsGo, "w-go", "", "waiters on one session, Go peers only (list; empty: none)")
-	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "unreported lock acquisitions against the server before round 1")
+	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "before round 1, every job but the waiters' runs once per peer with this many acquisitions / 4, unreported (warms the server)")
 	fs.StringVar(&c.jsonFile, "json", "", "write every raw result (and the run's settings) to this file")
 	fs.StringVar(&c.javaOpts, "java-opts", orDefault(os.Getenv("BENCH_JAVA_OPTS"), defaultJavaOpts), "JVM options of the curator peer (default $BENCH_JAVA_OPTS, else these)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")

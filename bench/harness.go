@@ -71,15 +71,10 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 		}
 	}
 
-	if c.serverWarmup > 0 { // the server is a JVM too: round 1 would pay its JIT
-		fmt.Fprintf(stderr, "# server warm-up: %d contended acquisitions (K=4, gozk), not reported\n", c.serverWarmup)
-		r := s.run("gozk", job{workload: "contended", clients: 4}, 0, root+"/server-warmup", c.serverWarmup, 1, 0)
-		if r.failed() {
-			return nil, fmt.Errorf("server warm-up failed: %s", r.Error)
-		}
-	}
-
 	jobs := plan(c)
+	if err := warmServer(c, s, jobs, rep, root, stderr); err != nil {
+		return nil, err
+	}
 	for round := 1; round <= c.rounds; round++ {
 		for _, j := range jobs {
 			var peers []string
@@ -182,4 +177,32 @@ func loadavg() string {
 		return f[0]
 	}
 	return "?"
+}
+
+// warmServer makes the server (a JVM: round 1 would pay its JIT) serve
+// every request pattern of the run before anything is measured: each job
+// but the waiters' (the same requests, at length) once per peer, with
+// --server-warmup/4 acquisitions, not reported. Every peer then meets a
+// server warmed by all of them alike.
+func warmServer(c *config, s *spawner, jobs []job, rep *report, root string, stderr io.Writer) error {
+	if c.serverWarmup <= 0 {
+		return nil
+	}
+	ops := max(c.serverWarmup/4, 1)
+	fmt.Fprintf(stderr, "# server warm-up: every job but the waiters' once per peer, %d acquisitions each, not reported\n", ops)
+	for _, j := range jobs {
+		if j.workload == "waiters" {
+			continue
+		}
+		for _, p := range j.peers {
+			if rep.Unavailable[p] != "" {
+				continue
+			}
+			path := fmt.Sprintf("%s/warm-%s-%s-%d", root, j.workload, p, j.clients)
+			if r := s.run(p, j, 0, path, ops, ops, 0); r.failed() {
+				return fmt.Errorf("server warm-up (%s, %s, K=%d) failed: %s", p, j.workload, j.clients, r.Error)
+			}
+		}
+	}
+	return nil
 }
