@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
@@ -19,14 +20,7 @@ func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	other := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitShort)
-	d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct := acquired(t, ctx, c)
 	token, err := ct.Verify(ctx)
 	if err != nil || token == 0 {
 		t.Fatalf("Verify of a held node: %d, %v", token, err)
@@ -63,14 +57,7 @@ func TestHoldKeepOnLoss(t *testing.T) {
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	c := testenv.Client(t, px.Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
-	d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct := acquired(t, ctx, c)
 	h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true, KeepOnLoss: true})
 	session := c.Session()
 	px.Drop() // the connection drops; the session lives
@@ -88,7 +75,7 @@ func TestHoldKeepOnLoss(t *testing.T) {
 	if err := h2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if kids := testenv.Children(t, c, d.Path()); len(kids) != 0 {
+	if kids := testenv.Children(t, c, framework.ParentPath(ct.Node())); len(kids) != 0 {
 		t.Fatalf("nodes left: %v", kids)
 	}
 	if err := h.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
@@ -106,14 +93,7 @@ func TestLossSeenAlikeEverywhere(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	other := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitShort)
-	d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct := acquired(t, ctx, c)
 	armed := make(chan struct{}, 1)
 	defer driver.SetNodeWatchHook(func(string) { armed <- struct{}{} })()
 	seen := make(chan string, 1)
@@ -146,4 +126,18 @@ func TestLossSeenAlikeEverywhere(t *testing.T) {
 	if err := h.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("Release after the loss: %v, want ErrLockLost", err)
 	}
+}
+
+// acquired returns a contender of c that holds alone on a fresh path.
+func acquired(t *testing.T, ctx context.Context, c *framework.Client) *driver.Contender {
+	t.Helper()
+	d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ct
 }

@@ -35,14 +35,7 @@ func TestHoldOnLoss(t *testing.T) {
 			px := zktest.StartProxy(t, testenv.Shared().Addr())
 			c := testenv.Client(t, px.Addr())
 			ctx := testenv.Ctx(t, testenv.WaitLong)
-			d, err := driver.New(c, testenv.Path(t, "/driver"), "latch-", driver.MaxLeases(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ct := acquired(t, ctx, c)
 			h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true})
 			var mu sync.Mutex
 			var got []telemetry.LossReason
