@@ -104,7 +104,8 @@ func TestMutexWaitsThenHolds(t *testing.T) {
 			t.Fatalf("%s has curator.path without WithPathAttributes", name)
 		}
 	}
-	// The waiter's acquisition took longer than the holder's.
+	// Both acquisitions are one point (same attributes), whose summed time
+	// is positive.
 	var sums []float64
 	for _, pt := range rig.Points(t, acquireDur) {
 		sums = append(sums, pt.Sum)

@@ -148,8 +148,6 @@ func (p *Provider) tracing() bool {
 	return !isNoop
 }
 
-// handle reports an error of instrument creation the OpenTelemetry way (the
-// instrument returned is usable all the same).
 // Instrument constructors: each handles the (never expected) error.
 
 func histogram(m metric.Meter, name, unit, desc string, buckets []float64) metric.Float64Histogram {
@@ -180,6 +178,8 @@ func (p *Provider) count(c metric.Int64Counter, key string, kv attribute.KeyValu
 	c.Add(ctx, 1, p.set(key, kv).add...)
 }
 
+// handle reports an error of instrument creation the OpenTelemetry way (the
+// instrument returned is usable all the same).
 func handle(err error) {
 	if err != nil {
 		otel.Handle(err)

@@ -59,7 +59,6 @@ func (r *Rig) Options(more ...framework.Option) []framework.Option {
 // Point is one data point: its attributes and its value (a sum's value, a
 // histogram's count and sum).
 type Point struct {
-	Scope string
 	Attrs attribute.Set
 	Value int64   // sums
 	Count uint64  // histograms
@@ -102,11 +101,11 @@ func (r *Rig) Points(t testing.TB, name string) []Point {
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
 				for _, dp := range d.DataPoints {
-					out = append(out, Point{Scope: sm.Scope.Name, Attrs: dp.Attributes, Value: dp.Value})
+					out = append(out, Point{Attrs: dp.Attributes, Value: dp.Value})
 				}
 			case metricdata.Histogram[float64]:
 				for _, dp := range d.DataPoints {
-					out = append(out, Point{Scope: sm.Scope.Name, Attrs: dp.Attributes, Count: dp.Count, Sum: dp.Sum, Hist: true})
+					out = append(out, Point{Attrs: dp.Attributes, Count: dp.Count, Sum: dp.Sum, Hist: true})
 				}
 			default:
 				t.Fatalf("metric %s: unexpected data %T", name, m.Data)
