@@ -22,7 +22,7 @@ var (
 
 	// ErrClosed: the client was closed (every call, wait and background
 	// operation on it ends with it), or the recipe object the call was made
-	// on was (a SharedCount).
+	// on was (a leader Election, Latch or Selector, a SharedCount).
 	ErrClosed = errors.New("closed")
 
 	// ErrConnectionLoss: the outcome of an operation is unknown because the
@@ -75,7 +75,9 @@ var (
 
 	// ErrBusy: a call that the object allows once at a time is already
 	// under way or done: DoubleBarrier.Enter while entering, in or leaving
-	// the barrier.
+	// the barrier; a second Start of a leader Latch or Selector or of a
+	// SharedCount; Election.Campaign while another Campaign of the same
+	// Election waits.
 	ErrBusy = errors.New("already in use")
 )
 

@@ -191,9 +191,9 @@ func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, er
 }
 
 // ended is the error of an operation whose ctx is done: curator.ErrClosed if the
-// client was closed (the client's own context, which background work and
-// shared reads run under, ends with Close: its context.Canceled must not
-// reach callers), else ctx's error.
+// client was closed (the client's own context, which background work runs
+// under, ends with Close: its context.Canceled must not reach callers),
+// else ctx's error.
 func (c *Client) ended(ctx context.Context) error {
 	if c.isClosed() {
 		return curator.ErrClosed
