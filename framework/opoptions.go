@@ -71,11 +71,7 @@ type opOptions struct {
 
 func (o *opOptions) set(k optionKind) { o.given |= k }
 
-func (o *opOptions) fail(format string, args ...any) {
-	if o.err == nil {
-		o.err = fmt.Errorf("%w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
-	}
-}
+func (o *opOptions) fail(format string, args ...any) { failArg(&o.err, format, args...) }
 
 // opOpts applies opts for op, which takes the options in allowed.
 func opOpts(op string, allowed optionKind, opts []OpOption) (opOptions, error) {

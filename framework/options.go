@@ -69,9 +69,13 @@ type options struct {
 // Option configures a Client (see New).
 type Option func(*options)
 
-func (o *options) fail(format string, args ...any) {
-	if o.err == nil {
-		o.err = fmt.Errorf("%w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
+func (o *options) fail(format string, args ...any) { failArg(&o.err, format, args...) }
+
+// failArg sets *err, unless an error is there already, to an option's
+// refusal: curator.ErrInvalidArgument with format's text.
+func failArg(err *error, format string, args ...any) {
+	if *err == nil {
+		*err = fmt.Errorf("%w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
 	}
 }
 
