@@ -12,16 +12,9 @@ import (
 // Delete deletes a node in the retry loop. Options: WithVersion,
 // WithGuarantee, WithChildren, WithIgnoreMissing.
 func (c *Client) Delete(ctx context.Context, path string, opts ...OpOption) error {
-	do, err := opOpts("delete", deleteOpts, opts)
-	if err != nil {
-		return &OpError{"delete", path, err}
-	}
-	full, err := c.checkPath("delete", path)
+	do, full, err := c.planDelete(path, opts)
 	if err != nil {
 		return err
-	}
-	if path == "/" {
-		return &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", curator.ErrInvalidPath)}
 	}
 	if ctx == nil {
 		return &OpError{"delete", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
@@ -51,22 +44,29 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...OpOption) erro
 // any I/O (the handle is then done at once). Options are those of Delete
 // (WithGuarantee is implied, a missing node counts as deleted).
 func (c *Client) DeleteInBackground(path string, opts ...OpOption) *BackgroundDelete {
-	do, err := opOpts("delete", deleteOpts, opts)
-	if err != nil {
-		err = &OpError{"delete", path, err}
-	}
-	var full string
-	if err == nil {
-		full, err = c.checkPath("delete", path)
-	}
-	if err == nil && path == "/" {
-		err = &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", curator.ErrInvalidPath)}
-	}
+	do, full, err := c.planDelete(path, opts)
 	if err != nil {
 		c.opts.logger.Warn("background delete refused", "err", err)
 		return &BackgroundDelete{doneJob(err), c.ctx.Done()}
 	}
 	return &BackgroundDelete{c.deleteInBackgroundJob(path, full, do), c.ctx.Done()}
+}
+
+// planDelete checks a delete's options and path before any I/O (Delete,
+// DeleteInBackground): the options and the server path, or the refusal.
+func (c *Client) planDelete(path string, opts []OpOption) (opOptions, string, error) {
+	do, err := opOpts("delete", deleteOpts, opts)
+	if err != nil {
+		return do, "", &OpError{"delete", path, err}
+	}
+	full, err := c.checkPath("delete", path)
+	if err != nil {
+		return do, "", err
+	}
+	if path == "/" {
+		return do, "", &OpError{"delete", path, fmt.Errorf("%w: cannot delete /", curator.ErrInvalidPath)}
+	}
+	return do, full, nil
 }
 
 // BackgroundDelete is a delete going on in the background (see
