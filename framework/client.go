@@ -40,7 +40,7 @@ type Client struct {
 	conn          *zk.Conn // never nil; a retired one until its successor is installed
 	connEvents    <-chan zk.Event
 	link          *link
-	gen           int          // events of other generations are ignored
+	gen           int          // events of other generations are ignored; only nextGenLocked changes it
 	liveGen       atomic.Int64 // gen, for the event callback, which takes no lock
 	connected     bool
 	connectedCh   chan struct{} // closed while connected
@@ -54,6 +54,14 @@ type Client struct {
 	authFailed    chan struct{} // closed while authErr is set
 	listeners     map[*listener]struct{}
 	lookupHost    func(ctx context.Context, host string) ([]string, error) // tests replace it
+}
+
+// nextGenLocked starts a new generation and returns it (c.mu held): gen
+// and its lock-free copy liveGen move together.
+func (c *Client) nextGenLocked() int {
+	c.gen++
+	c.liveGen.Store(int64(c.gen))
+	return c.gen
 }
 
 // event is what the client's single event goroutine processes, in order.
@@ -140,9 +148,7 @@ func (c *Client) dial() error {
 		c.mu.Unlock()
 		return curator.ErrClosed
 	}
-	c.gen++
-	c.liveGen.Store(int64(c.gen))
-	l := newLink(c.gen, c.opts.dialer, len(c.opts.auths))
+	l := newLink(c.nextGenLocked(), c.opts.dialer, len(c.opts.auths))
 	lookup := c.lookupHost
 	c.mu.Unlock()
 	addrs, err := c.resolve(lookup)
@@ -448,8 +454,7 @@ func (c *Client) onExpireTimerLocked(sid int64, token int) {
 	c.opts.logger.Info("session declared lost after the session timeout spent disconnected", "session", fmt.Sprintf("0x%x", sid))
 	c.noteSimulatedExpiry() // telemetry.go
 	c.loseSessionLocked(curator.ErrSessionLost)
-	c.gen++ // the old connection's events are ignored from now on
-	c.liveGen.Store(int64(c.gen))
+	c.nextGenLocked() // the old connection's events are ignored from now on
 	old, oldEvs, oldLink := c.conn, c.connEvents, c.link
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); closeConn(old, oldEvs, oldLink) }()
