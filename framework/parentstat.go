@@ -41,14 +41,17 @@ func (r *parentRead) run() {
 }
 
 // result returns the parent's stat if it was read behind a create that
-// made the node with its first request (valid), else nil.
+// made the node with its first request (valid), else nil. It waits for the
+// read only when its stat will be used: a create whose ctx ended while it
+// was in flight returns without waiting for the server (the reader then
+// ends by itself, its stat unread).
 func (r *parentRead) result(valid bool) *Stat {
 	if !r.done() {
 		return nil // never written on the link armed (a reconnection): nothing read
 	}
-	<-r.read
 	if !valid {
 		return nil
 	}
+	<-r.read
 	return r.stat
 }
