@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // OpError is the error of one ZooKeeper operation: what was done, on which
@@ -85,20 +85,11 @@ func classify(err error, closed bool) error {
 	if closed && (errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed)) {
 		return curator.ErrClosed
 	}
-	switch {
-	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer), errors.Is(err, zk.ErrClosing):
+	switch errType, _ := telemetry.RawErrorType(err); errType {
+	case "CONNECTIONLOSS": // the connection closed or gone, code -4, a failed socket write
 		return &codedError{curator.ErrConnectionLoss, err}
-	}
-	msg := err.Error()
-	switch {
-	case strings.HasPrefix(msg, "unknown error: -4"):
-		return &codedError{curator.ErrConnectionLoss, err}
-	case strings.HasPrefix(msg, "unknown error: -7"):
+	case "OPERATIONTIMEOUT": // code -7
 		return &codedError{curator.ErrOperationTimeout, err}
-	}
-	var ne interface{ Timeout() bool }
-	if errors.As(err, &ne) { // a raw net error from a failed socket write
-		return &codedError{curator.ErrConnectionLoss, err}
 	}
 	return err
 }

@@ -258,6 +258,22 @@ func ZKErrorType(err error) (errType, code string) {
 		return "timeout", ""
 	case errors.Is(err, context.Canceled):
 		return "canceled", ""
+	}
+	if errType, code = RawErrorType(err); errType != "" {
+		return errType, code
+	}
+	return "_OTHER", ""
+}
+
+// RawErrorType decides, once for the framework's classify and for
+// ZKErrorType, what a go-zookeeper error with no sentinel of ZooKeeper's
+// error codes means: CONNECTIONLOSS for a closed, closing or never-made
+// connection (no code) or a raw net error from a failed socket write (no
+// code), or for the server's code -4, which go-zookeeper reports only as
+// "unknown error: -4"; OPERATIONTIMEOUT for code -7 ("unknown error: -7");
+// "" for anything else.
+func RawErrorType(err error) (errType, code string) {
+	switch {
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer), errors.Is(err, zk.ErrClosing):
 		return "CONNECTIONLOSS", ""
 	}
@@ -272,7 +288,7 @@ func ZKErrorType(err error) (errType, code string) {
 	if errors.As(err, &ne) { // a socket write failed
 		return "CONNECTIONLOSS", ""
 	}
-	return "_OTHER", ""
+	return "", ""
 }
 
 // StateChanged counts a connection state change; state is the new state's
