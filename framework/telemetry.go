@@ -88,11 +88,14 @@ func (c *Client) startAttempt(ctx context.Context, conn *zk.Conn, op, path strin
 }
 
 // endAttempt records the attempt's outcome. A transaction refused before
-// it was sent again (errNoRetry) made no attempt on the wire.
+// it was sent again (errNoRetry) made no attempt on the wire: its span
+// (started by startAttempt) is ended, but no duration is recorded.
 func (c *Client) endAttempt(a *telemetry.Op, err error) {
-	if a != nil && err != errNoRetry {
-		a.End(err)
+	if err == errNoRetry {
+		a.Drop()
+		return
 	}
+	a.End(err)
 }
 
 // noteServerExpiry counts the loss of the current session because the

@@ -3,6 +3,7 @@ package framework_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"go.opentelemetry.io/otel/codes"
@@ -108,6 +109,34 @@ func TestTelemetryOperations(t *testing.T) {
 				t.Fatalf("%d failed getData spans, want 1", failed)
 			}
 		})
+	}
+}
+
+// A transaction with a create is not sent again after a lost response: the
+// attempt refused (it made no request) ends its span all the same, and only
+// the attempt on the wire is a duration sample.
+func TestTelemetryMultiNotResent(t *testing.T) {
+	rig := telemetrytest.New(t)
+	p := startProxyFor(t)
+	c, log := newRecordedClient(t, p.Addr(), rig.Options(framework.WithNamespace(testenv.Uniq("telemetry")),
+		framework.WithSessionTimeout(10*time.Second))...)
+	log.wait(t, testenv.WaitShort, framework.StateConnected)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	if _, err := c.Create(ctx, "/data", nil); err != nil { // the namespace made before the drop
+		t.Fatal(err)
+	}
+
+	p.DropAfterRequest(1)
+	if _, err := c.Multi(ctx, framework.CreateOp{Path: "/made"}); !errors.Is(err, curator.ErrConnectionLoss) {
+		t.Fatalf("multi with a create across a lost response: %v, want ErrConnectionLoss", err)
+	}
+	if spans := rig.Ended("multi"); len(spans) != 2 {
+		t.Fatalf("ended multi spans: %d, want 2 (the lost attempt and the refused one): %s",
+			len(spans), telemetrytest.Names(rig.Ended("")))
+	}
+	const dur = telemetry.MetricOpDuration
+	if n := rig.Count(t, dur, zkSystem, opName("multi")); n != 1 {
+		t.Fatalf("multi samples: %d, want 1 (the attempt on the wire): %v", n, rig.Points(t, dur))
 	}
 }
 

@@ -159,6 +159,15 @@ func (o *Op) End(err error) {
 	}
 }
 
+// Drop ends an attempt that made no request after all (the retry loop
+// refused to send a transaction again): its span is ended, and no
+// duration is recorded.
+func (o *Op) Drop() {
+	if o != nil && o.span != nil {
+		o.span.End()
+	}
+}
+
 type opKey struct{ op, server, errType, code string }
 
 // opSet returns the attributes of an operation's sample, built once.
