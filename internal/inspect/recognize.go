@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/layout"
 )
 
@@ -67,7 +68,7 @@ func (r *recognizer) node(z *Znode) {
 		q := lockQueue(z.Path, g, r.now)
 		rec := Recipe{Path: z.Path, Kind: KindMutex, Holders: q.Holders, Waiters: q.Waiters}
 		if z.Name == layout.LocksChild {
-			rec.Notes = append(rec.Notes, "named \""+layout.LocksChild+"\": it may be the internal lock of a semaphore at "+parentPath(z.Path))
+			rec.Notes = append(rec.Notes, "named \""+layout.LocksChild+"\": it may be the internal lock of a semaphore at "+framework.ParentPath(z.Path))
 		}
 		r.add(rec)
 	}
