@@ -11,11 +11,10 @@ import (
 // command is one subcommand: its flags (beside the connection flags every
 // command takes) and what it does with its arguments.
 type command struct {
-	name    string
-	args    string // the positional arguments, for the usage line
-	nargs   int
-	summary string
-	about   string
+	name  string
+	args  string // the positional arguments, for the usage line
+	nargs int
+	about string
 	// setup declares the command's own flags and returns what runs it.
 	setup func(fs *flag.FlagSet) func(c *cli, conn *connFlags, args []string) int
 }
