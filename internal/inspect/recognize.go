@@ -96,7 +96,7 @@ func (r *recognizer) node(z *Znode) {
 	// but not one we know.
 	var strays, rest []*Znode
 	for _, c := range others {
-		if c.Err == nil && !c.Unread && len(c.Children) == 0 && (c.ephemeral() || isProtectedName(c.Name)) {
+		if c.Err == nil && !c.Unread && len(c.Children) == 0 && (c.ephemeral() || framework.IsProtected(c.Name)) {
 			strays = append(strays, c)
 		} else {
 			rest = append(rest, c)
