@@ -231,7 +231,7 @@ func (e *engine) command(s *state, m cmd) {
 		}
 	case cmdJoin:
 		if s.joined {
-			m.reply <- reply{err: fmt.Errorf("leader: %s: already started: %w", e.path, curator.ErrBusy)}
+			m.reply <- reply{err: fmt.Errorf("leader: %s: latch already started: %w", e.path, curator.ErrBusy)}
 			return
 		}
 		s.joined = true
