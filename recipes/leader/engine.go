@@ -368,13 +368,11 @@ func (e *engine) attempt(s *state, ctx context.Context) {
 // watchTerm reports the loss of the term h of generation gen.
 func (e *engine) watchTerm(gen uint64, h *driver.Hold) {
 	go func() {
-		select {
-		case <-h.Lost():
+		// The held context ends on release (Resign, Close) and on loss:
+		// the hold ends it before it closes Lost, and IsLost reads its cause.
+		<-h.Context().Done()
+		if h.IsLost() {
 			e.post(event{gen: gen, kind: evLost})
-		case <-h.Context().Done(): // released (Resign, Close), or lost: the cause is set before Lost is closed
-			if h.IsLost() {
-				e.post(event{gen: gen, kind: evLost})
-			}
 		}
 	}()
 }
