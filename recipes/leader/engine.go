@@ -272,11 +272,11 @@ func (e *engine) command(s *state, m cmd) {
 }
 
 func (e *engine) event(s *state, ev event) {
-	if s.att != nil && ev.gen == s.att.gen && (ev.kind == evWon || ev.kind == evFailed) {
-		endAttempt(s.att.acq, ev, ev.gen != s.gen) // telemetry.go
-		s.att = nil                                // that attempt is over
-	}
 	stale := ev.gen != s.gen
+	if s.att != nil && ev.gen == s.att.gen && (ev.kind == evWon || ev.kind == evFailed) {
+		endAttempt(s.att.acq, ev, stale) // telemetry.go
+		s.att = nil                      // that attempt is over
+	}
 	if testHookEvent != nil {
 		testHookEvent(ev.kind, stale)
 	}
