@@ -128,7 +128,7 @@ func (l *Latch) Close() error { return l.CloseWith(l.mode) }
 // its latch): then the listeners' goroutine ends once that call returns.
 // Idempotent.
 func (l *Latch) CloseWith(mode CloseMode) error {
-	if mode != CloseSilent && mode != CloseNotifyLeader {
+	if !mode.valid() {
 		return fmt.Errorf("leader: %w: unknown close mode %d", curator.ErrInvalidArgument, mode)
 	}
 	err := l.e.close(mode)
