@@ -131,7 +131,7 @@ type state struct {
 	retryAt *timer
 }
 
-// run is one attempt to lead, or a term's watch, as the owner sees it.
+// run is one attempt to lead, as the owner sees it.
 type run struct {
 	gen    uint64
 	cancel context.CancelFunc
