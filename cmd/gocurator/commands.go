@@ -11,11 +11,10 @@ import (
 // command is one subcommand: its flags (beside the connection flags every
 // command takes) and what it does with its arguments.
 type command struct {
-	name    string
-	args    string // the positional arguments, for the usage line
-	nargs   int
-	summary string
-	about   string
+	name  string
+	args  string // the positional arguments, for the usage line
+	nargs int
+	about string
 	// setup declares the command's own flags and returns what runs it.
 	setup func(fs *flag.FlagSet) func(c *cli, conn *connFlags, args []string) int
 }
@@ -112,10 +111,10 @@ recipes in ZooKeeper (mutexes, read-write locks, semaphores, leader latches,
 barriers, shared counts), recognised by their node layout.
 
 usage:
-  gocurator inspect [--watch] [--json] PATH   list every recipe under PATH: holders, waiters, sessions, ages, tokens
-  gocurator revoke NODE                       ask the holder of a lock node to release it (Curator's Revoker)
-  gocurator release --force [--yes] NODE      delete a stuck holder's node, after asking
-  gocurator help [COMMAND]                    this, or a command's flags
+  gocurator inspect [--watch] [--json] PATH        list every recipe under PATH: holders, waiters, sessions, ages, tokens
+  gocurator revoke [--any] NODE                    ask the holder of a lock node to release it (Curator's Revoker)
+  gocurator release --force [--yes] [--any] NODE   delete a stuck holder's node, after asking
+  gocurator help [COMMAND]                         this, or a command's flags
 
 Every command takes:
   --connect host:port[,host:port][/chroot]   default $ZK_CONNECT, else 127.0.0.1:2181

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // A path that does not exist: exit 1, said so, with or without --watch.
@@ -25,7 +26,7 @@ func testMissingPath(t *testing.T, e *env) {
 // A node whose ACL refuses the command: exit 1 naming --auth; below the
 // path, the rest is listed and the command exits 3; --auth lets it read.
 func testPermissionDenied(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	owner := newClient(t, e, framework.WithAuth("digest", []byte("ops:s3cret")))
 	if _, err := owner.Create(ctx, p+"/open", []byte("x"), framework.WithParents()); err != nil {

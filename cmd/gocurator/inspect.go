@@ -12,10 +12,9 @@ import (
 
 func init() {
 	commands = append(commands, &command{
-		name:    "inspect",
-		args:    "PATH",
-		nargs:   1,
-		summary: "list every recipe under PATH",
+		name:  "inspect",
+		args:  "PATH",
+		nargs: 1,
 		about: `Lists every recipe under PATH (PATH itself and its descendants) as it stands
 in ZooKeeper, Curator's and gocurator's alike, recognised by node layout:
 mutex (InterProcessMutex, LeaderSelector), read-write lock, semaphore

@@ -9,6 +9,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
@@ -27,7 +28,7 @@ type queue struct {
 // queued once the one before it is.
 func mutexQueue(t *testing.T, e *env, path string, opts ...locks.Option) *queue {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	q := &queue{path: path}
 	for i := 0; i < 3; i++ {
 		c := newClient(t, e)
@@ -126,7 +127,7 @@ func testMutexTable(t *testing.T, e *env) {
 // A read-write lock: two readers hold, a writer waits behind them, and a
 // reader queued behind the writer waits too.
 func testReadWrite(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	var clients []*framework.Client
 	var nodes []string
@@ -169,7 +170,7 @@ func testReadWrite(t *testing.T, e *env) {
 // A semaphore of 2: two leases granted, a third acquirer holding the
 // internal lock while it waits for a lease, a fourth queued on that lock.
 func testSemaphore(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	var clients []*framework.Client
 	var leases []string
@@ -225,7 +226,7 @@ func testSemaphore(t *testing.T, e *env) {
 // A leader latch's layout (protected ephemeral-sequential "latch-" nodes,
 // data the participant id): the lowest is the leader.
 func testLeaderLatch(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	var clients []*framework.Client
 	var nodes []string
@@ -254,7 +255,7 @@ func testLeaderLatch(t *testing.T, e *env) {
 
 // --namespace: paths are the namespace's, as the recipes' clients name them.
 func testNamespace(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	ns := strings.TrimPrefix(e.path(t), "/cli/")
 	c := newClient(t, e, framework.WithNamespace(ns))
 	m, err := locks.NewMutex(c, "/orders")
@@ -273,7 +274,7 @@ func testNamespace(t *testing.T, e *env) {
 
 // --connect defaults to $ZK_CONNECT.
 func testConnectFromEnv(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	c := newClient(t, e)
 	if _, err := c.Create(ctx, p, []byte("set"), framework.WithParents()); err != nil {

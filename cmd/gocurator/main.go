@@ -7,7 +7,7 @@
 //	go install github.com/gocurator/curator/cmd/gocurator@latest
 //
 //	gocurator inspect [--watch] [--json] PATH
-//	gocurator revoke NODE
+//	gocurator revoke [--any] NODE
 //	gocurator release --force [--yes] [--any] NODE
 //	gocurator help [COMMAND]
 //

@@ -32,6 +32,7 @@ var binary string
 
 // Deadlines: generous, the machine is a loaded 2-core one running -race.
 const (
+	testTimeout  = 4 * time.Minute // one test: its testenv.Ctx, which also ends with it
 	cmdTimeout   = 2 * time.Minute // one run of the command
 	eventTimeout = time.Minute     // anything we wait to see happen
 )
@@ -203,14 +204,6 @@ func newClient(t *testing.T, e *env, opts ...framework.Option) *framework.Client
 		t.Fatal(err)
 	}
 	return c
-}
-
-// testCtx bounds a test; it ends with the test, which also ends any call
-// still blocked.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // async runs f on a goroutine; its result comes on the channel.

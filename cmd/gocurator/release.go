@@ -13,10 +13,9 @@ import (
 
 func init() {
 	commands = append(commands, &command{
-		name:    "release",
-		args:    "NODE",
-		nargs:   1,
-		summary: "delete a stuck holder's node",
+		name:  "release",
+		args:  "NODE",
+		nargs: 1,
 		about: `Deletes NODE, a stuck holder's (or waiter's) node as "gocurator inspect" lists
 it, so that the next in line gets the lock. The node's owner is NOT told: it
 may go on acting as the holder until its session ends or it looks at its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -32,7 +33,7 @@ func testRelease(t *testing.T, e *env) {
 
 // Without --yes, release shows the node and deletes only on "yes".
 func testReleaseAsks(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	c := newClient(t, e)
 	m, err := locks.NewMutex(c, p)
@@ -69,7 +70,7 @@ func testReleaseAsks(t *testing.T, e *env) {
 // release refuses without --force, and a node that is no recipe's
 // contender unless --any; a missing node is an error.
 func testReleaseRefusals(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	c := newClient(t, e)
 	if _, err := c.Create(ctx, p+"/config", []byte("x"), framework.WithParents()); err != nil {

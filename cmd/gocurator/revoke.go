@@ -12,10 +12,9 @@ import (
 
 func init() {
 	commands = append(commands, &command{
-		name:    "revoke",
-		args:    "NODE",
-		nargs:   1,
-		summary: "ask the holder of a lock node to release it",
+		name:  "revoke",
+		args:  "NODE",
+		nargs: 1,
 		about: `Sends the revocation request of Curator's Revoker.attemptRevoke: writes
 __REVOKE__ into NODE (a lock's contender node, as "gocurator inspect" lists
 it). Holders that armed revocation (Curator's makeRevocable, gocurator's

@@ -9,13 +9,14 @@ import (
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
 // revoke reaches a holder that armed revocation, and the listing shows the
 // request in the holder's node until it lets go.
 func testRevoke(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	revoked := make(chan struct{})
 	var once sync.Once
@@ -47,7 +48,7 @@ func testRevoke(t *testing.T, e *env) {
 // revoke tells the operator when there is nothing to revoke, and will not
 // overwrite the data of a node that is no lock's contender unless --any.
 func testRevokeRefusals(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	r := e.run(t, "revoke", p+"/_c_00000000-0000-4000-8000-000000000000-lock-0000000001")
 	if r.code != 1 || !strings.Contains(r.stderr, "does not exist") {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // dataWidth is the most characters of node data a table shows (--json
@@ -78,13 +79,13 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 	case inspect.KindSemaphore:
 		lp := ""
 		if r.Lock != nil {
-			lp = "leases/"
+			lp = layout.LeasesChild + "/"
 		}
 		for _, e := range r.Leases {
 			add(fmt.Sprintf("lease %d", e.Position), lp, e)
 		}
 		if r.Lock != nil {
-			queue("lock holder", r.Lock.Holders, r.Lock.Waiters, "locks/")
+			queue("lock holder", r.Lock.Holders, r.Lock.Waiters, layout.LocksChild+"/")
 		}
 		if len(r.Leases) == 0 {
 			head += "  (no lease)"

@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 // --watch --json prints a document per redraw, and a redraw follows a
 // handoff: the holder unlocks, the first waiter holds, the listing says so.
 // Ctrl-C ends it with exit status 0.
 func testWatch(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	q := mutexQueue(t, e, p)
 

@@ -11,7 +11,8 @@
 // Take does both; Watch redraws on ZooKeeper child watches; Locate finds
 // the recipe and role of one node (for revoke and release).
 //
-// What is recognised (names in names.go):
+// What is recognised (names spelled in internal/layout, taken apart in
+// parse.go):
 //
 //   - mutex: children "_c_<uuid>-lock-<seq>" (InterProcessMutex,
 //     LeaderSelector, gocurator's locks.Mutex); the lowest sequence holds;

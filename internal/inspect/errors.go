@@ -19,9 +19,6 @@ func IsNoAuth(err error) bool {
 	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed)
 }
 
-// IsClosed: the client was closed.
-func IsClosed(err error) bool { return errors.Is(err, curator.ErrClosed) }
-
 // IsBadInput: the client refused a path or argument before any I/O.
 func IsBadInput(err error) bool {
 	return errors.Is(err, curator.ErrInvalidArgument) // ErrInvalidPath is one

@@ -42,7 +42,7 @@ func newFake() *fake {
 func (f *fake) add(path string, data string, session int64, ctime int64) *fakeNode {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for p := parentPath(path); p != "/"; p = parentPath(p) {
+	for p := framework.ParentPath(path); p != "/"; p = framework.ParentPath(p) {
 		if f.nodes[p] == nil {
 			f.zxid++
 			f.nodes[p] = &fakeNode{stat: framework.Stat{Czxid: f.zxid}}

@@ -38,7 +38,7 @@ func Locate(ctx context.Context, src Source, node string) (*Located, error) {
 	if node == "/" {
 		return loc, nil
 	}
-	parent, _, err := Read(ctx, src, parentPath(node), Options{MaxDepth: 1})
+	parent, _, err := Read(ctx, src, framework.ParentPath(node), Options{MaxDepth: 1})
 	if err != nil {
 		if IsNotFound(err) || IsNoAuth(err) {
 			loc.Why = "its parent could not be read: " + err.Error()

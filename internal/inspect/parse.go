@@ -75,7 +75,7 @@ func isSequence(s string) bool {
 			return false
 		}
 	}
-	return len(digits) > 0
+	return true // nine or ten digits, by the length checks
 }
 
 // isBareUUID reports whether s is a UUID alone (Curator's double barrier
@@ -83,7 +83,3 @@ func isSequence(s string) bool {
 func isBareUUID(s string) bool {
 	return len(s) == 36 && framework.IsProtected(framework.ProtectedPrefix+s+"-x")
 }
-
-// isProtectedName reports whether a name carries Curator's protection
-// prefix (a real UUID).
-func isProtectedName(s string) bool { return framework.IsProtected(s) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/layout"
 )
 
@@ -67,7 +68,7 @@ func (r *recognizer) node(z *Znode) {
 		q := lockQueue(z.Path, g, r.now)
 		rec := Recipe{Path: z.Path, Kind: KindMutex, Holders: q.Holders, Waiters: q.Waiters}
 		if z.Name == layout.LocksChild {
-			rec.Notes = append(rec.Notes, "named \""+layout.LocksChild+"\": it may be the internal lock of a semaphore at "+parentPath(z.Path))
+			rec.Notes = append(rec.Notes, "named \""+layout.LocksChild+"\": it may be the internal lock of a semaphore at "+framework.ParentPath(z.Path))
 		}
 		r.add(rec)
 	}
@@ -95,7 +96,7 @@ func (r *recognizer) node(z *Znode) {
 	// but not one we know.
 	var strays, rest []*Znode
 	for _, c := range others {
-		if c.Err == nil && !c.Unread && len(c.Children) == 0 && (c.ephemeral() || isProtectedName(c.Name)) {
+		if c.Err == nil && !c.Unread && len(c.Children) == 0 && (c.ephemeral() || framework.IsProtected(c.Name)) {
 			strays = append(strays, c)
 		} else {
 			rest = append(rest, c)

@@ -1,10 +1,6 @@
 package inspect
 
-import (
-	"strings"
-
-	"github.com/gocurator/curator/framework"
-)
+import "github.com/gocurator/curator/framework"
 
 // Znode is one node as Read found it.
 type Znode struct {
@@ -36,13 +32,4 @@ func (z *Znode) child(name string) *Znode {
 		}
 	}
 	return nil
-}
-
-// parentPath returns the parent of a ZooKeeper path ("/" for "/a").
-func parentPath(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/"
-	}
-	return p[:i]
 }

@@ -115,8 +115,7 @@ func (e *engine) setNode(node string) {
 // transient reports whether err passes with time: the connection or the
 // session was lost, the retry loop gave up for now.
 func transient(err error) bool {
-	return framework.IsRetryable(err) || errors.Is(err, curator.ErrSessionLost) ||
-		errors.Is(err, curator.ErrConnectionLoss) || errors.Is(err, curator.ErrOperationTimeout)
+	return framework.IsRetryable(err) || errors.Is(err, curator.ErrSessionLost)
 }
 
 // backoff is the pause between attempts: 50 ms doubling to 2 s.

@@ -131,7 +131,7 @@ type state struct {
 	retryAt *timer
 }
 
-// run is one attempt to lead, or a term's watch, as the owner sees it.
+// run is one attempt to lead, as the owner sees it.
 type run struct {
 	gen    uint64
 	cancel context.CancelFunc
@@ -231,7 +231,7 @@ func (e *engine) command(s *state, m cmd) {
 		}
 	case cmdJoin:
 		if s.joined {
-			m.reply <- reply{err: fmt.Errorf("leader: %s: already started: %w", e.path, curator.ErrBusy)}
+			m.reply <- reply{err: fmt.Errorf("leader: %s: latch already started: %w", e.path, curator.ErrBusy)}
 			return
 		}
 		s.joined = true
@@ -272,11 +272,11 @@ func (e *engine) command(s *state, m cmd) {
 }
 
 func (e *engine) event(s *state, ev event) {
-	if s.att != nil && ev.gen == s.att.gen && (ev.kind == evWon || ev.kind == evFailed) {
-		endAttempt(s.att.acq, ev, ev.gen != s.gen) // telemetry.go
-		s.att = nil                                // that attempt is over
-	}
 	stale := ev.gen != s.gen
+	if s.att != nil && ev.gen == s.att.gen && (ev.kind == evWon || ev.kind == evFailed) {
+		endAttempt(s.att.acq, ev, stale) // telemetry.go
+		s.att = nil                      // that attempt is over
+	}
 	if testHookEvent != nil {
 		testHookEvent(ev.kind, stale)
 	}
@@ -368,13 +368,11 @@ func (e *engine) attempt(s *state, ctx context.Context) {
 // watchTerm reports the loss of the term h of generation gen.
 func (e *engine) watchTerm(gen uint64, h *driver.Hold) {
 	go func() {
-		select {
-		case <-h.Lost():
+		// The held context ends on release (Resign, Close) and on loss:
+		// the hold ends it before it closes Lost, and IsLost reads its cause.
+		<-h.Context().Done()
+		if h.IsLost() {
 			e.post(event{gen: gen, kind: evLost})
-		case <-h.Context().Done(): // released (Resign, Close), or lost: the cause is set before Lost is closed
-			if h.IsLost() {
-				e.post(event{gen: gen, kind: evLost})
-			}
 		}
 	}()
 }

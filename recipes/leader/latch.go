@@ -32,8 +32,7 @@ type Latch struct {
 	mode CloseMode
 	lis  *dispatcher
 
-	mu      sync.Mutex
-	started bool
+	mu sync.Mutex // guards lis
 }
 
 // NewLatch returns a latch with the given participant id on path
@@ -68,23 +67,8 @@ func (l *Latch) tell(leading bool) {
 
 // Start makes the latch take part (in the background: it connects and
 // creates its node by itself). A second Start fails with curator.ErrBusy,
-// a Start after Close with curator.ErrClosed.
-func (l *Latch) Start() error {
-	if _, closed, _ := l.e.current(); closed {
-		return l.e.errClosed()
-	}
-	l.mu.Lock()
-	if l.started {
-		l.mu.Unlock()
-		return fmt.Errorf("leader: %s: latch already started: %w", l.e.path, curator.ErrBusy)
-	}
-	l.started = true
-	l.mu.Unlock()
-	if r := l.e.send(cmd{kind: cmdJoin}); r.err != nil {
-		return r.err
-	}
-	return nil
-}
+// a Start after Close with curator.ErrClosed (the engine's own checks).
+func (l *Latch) Start() error { return l.e.send(cmd{kind: cmdJoin}).err }
 
 // AddListener adds a listener (Curator's addListener); the returned func
 // removes it. Listeners added before Start hear every change.
@@ -144,7 +128,7 @@ func (l *Latch) Close() error { return l.CloseWith(l.mode) }
 // its latch): then the listeners' goroutine ends once that call returns.
 // Idempotent.
 func (l *Latch) CloseWith(mode CloseMode) error {
-	if mode != CloseSilent && mode != CloseNotifyLeader {
+	if !mode.valid() {
 		return fmt.Errorf("leader: %w: unknown close mode %d", curator.ErrInvalidArgument, mode)
 	}
 	err := l.e.close(mode)

@@ -41,26 +41,29 @@ const pollPause = 200 * time.Millisecond
 // return a children watch (nil if the path does not exist).
 func (e *engine) participants(ctx context.Context, watch bool) ([]Participant, []int64, *framework.Watch, error) {
 	var (
-		kids []string
-		w    *framework.Watch
-		err  error
+		names []string // contenders, sorted
+		w     *framework.Watch
 	)
 	if watch {
-		kids, _, w, err = e.client.ChildrenW(ctx, e.path)
+		kids, _, cw, err := e.client.ChildrenW(ctx, e.path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		names, w = e.d.Sort(kids), cw
 	} else {
-		kids, _, err = e.client.Children(ctx, e.path)
-	}
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, nil, err
+		var err error
+		if names, err = e.d.Contenders(ctx); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	var (
 		out    []Participant
 		tokens []int64
 	)
-	for _, name := range e.d.Sort(kids) {
+	for _, name := range names {
 		node := framework.JoinPath(e.path, name)
 		data, st, err := e.client.Get(ctx, node)
 		if errors.Is(err, zk.ErrNoNode) {

@@ -42,6 +42,9 @@ func (m CloseMode) String() string {
 	return "CloseMode(?)"
 }
 
+// valid reports whether m is one of the close modes.
+func (m CloseMode) valid() bool { return m == CloseSilent || m == CloseNotifyLeader }
+
 // WithSuspendPolicy sets when leadership counts as lost (default
 // curator.LoseOnSuspend: as soon as the connection is suspended, before the
 // server may expire the session; curator.LoseOnLost: only once the session
@@ -59,7 +62,7 @@ func WithOnEnqueue(fn func(node string)) Option { return func(o *options) { o.Se
 func WithCloseMode(m CloseMode) Option {
 	return func(o *options) {
 		o.mark("WithCloseMode")
-		if m != CloseSilent && m != CloseNotifyLeader {
+		if !m.valid() {
 			o.Fail("unknown close mode %d", m)
 		}
 		o.closeMode = m
