@@ -39,8 +39,9 @@ type holding struct {
 	tel      *telemetry.Holding // nil when not recorded
 }
 
-// taker is how each type takes a holding (an interface, not a func value:
-// one frame less on the stack of every parked waiter).
+// taker is how each type takes a holding that ctx does not re-enter (an
+// interface, not a func value: one frame less on the stack of every parked
+// waiter).
 type taker interface {
 	take(ctx context.Context, try bool) (*holding, error)
 }
@@ -134,7 +135,10 @@ func (l *lock) acquire(ctx context.Context, try bool) (*holding, error) {
 	if ctx == nil {
 		return nil, recipe.ErrNilContext
 	}
-	h, err := l.self.take(ctx, try)
+	h, err := l.reenter(ctx)
+	if h == nil && err == nil {
+		h, err = l.self.take(ctx, try)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
 	}
