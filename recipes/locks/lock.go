@@ -120,11 +120,9 @@ func (l *lock) queued(ctx context.Context, try bool, gate token) (*holding, erro
 
 // install records a new holding of c; giveBack runs once it is released.
 func (l *lock) install(ctx context.Context, c *driver.Contender, giveBack func()) *holding {
-	h := &holding{count: 1, giveBack: giveBack, tel: l.tel.Holding()}
+	h := &holding{count: 1, giveBack: giveBack}
 	h.Hold = c.Hold(context.WithValue(ctx, heldKey{l}, h), driver.HoldOptions{Policy: l.opts.Policy, OnRevoke: l.opts.onRevoke})
-	if h.tel != nil {
-		h.OnLoss(h.tel.Lost)
-	}
+	h.tel = h.RecordHolding(l.tel)
 	l.mu.Lock()
 	l.h = h
 	l.mu.Unlock()
