@@ -61,3 +61,12 @@ func SetLosingHook(f func(h *Hold)) (restore func()) {
 	testHookLosing = f
 	return func() { testHookLosing = nil }
 }
+
+// SetNodeWatchHook sets the hook the node watch of a Hold runs each time
+// its watch is armed; the returned func restores the previous one. Set it
+// only while no Hold watches.
+func SetNodeWatchHook(f func(node string)) (restore func()) {
+	old := testHookNodeWatch
+	testHookNodeWatch = f
+	return func() { testHookNodeWatch = old }
+}

@@ -50,6 +50,17 @@ func (h *Hold) OnLoss(f func(reason telemetry.LossReason)) {
 	n.mu.Unlock()
 }
 
+// RecordHolding starts recording the holding as one of rec's
+// (rec.Holding) and has its loss recorded (OnLoss); nil, and nothing
+// arranged, when rec records no holdings.
+func (h *Hold) RecordHolding(rec telemetry.Recipe) *telemetry.Holding {
+	t := rec.Holding()
+	if t != nil {
+		h.OnLoss(t.Lost)
+	}
+	return t
+}
+
 // noteLoss is lose's hook (once per holding): it tells OnLoss's callbacks.
 func (h *Hold) noteLoss(why string) {
 	r := lossReason(h, why)

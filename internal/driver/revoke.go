@@ -21,20 +21,12 @@ const watchRetryPause = 200 * time.Millisecond
 // armed its watch on the held node.
 var testHookNodeWatch func(node string)
 
-// SetNodeWatchHook sets the hook the node watch of a Hold runs each time
-// its watch is armed (tests only); the returned func restores the previous
-// one. Set it only while no Hold watches.
-func SetNodeWatchHook(f func(node string)) (restore func()) {
-	old := testHookNodeWatch
-	testHookNodeWatch = f
-	return func() { testHookNodeWatch = old }
-}
-
 // watchNode watches the held node while the holding lasts: a revocation
 // request in its data calls onRevoke once (on a goroutine of its own);
 // with lossOnDelete, the node's deletion by someone else loses the holding.
-// Without lossOnDelete (revocation only) it stops at the first event that
-// is not a data change, as it always did.
+// Without lossOnDelete (revocation only) it never retries: it stops at a
+// failed read, at the first event that is not a data change, and once the
+// request is seen.
 func (h *Hold) watchNode(onRevoke func(), lossOnDelete bool) {
 	defer close(h.wdone)
 	ctx := h.wctx

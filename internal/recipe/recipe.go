@@ -51,11 +51,12 @@ func CleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // something not held.
 var ClosedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// DeleteOwn deletes a node of ours (a contender, a member node) the way
-// every recipe does: guaranteed, so a delete that cannot be confirmed now
-// goes on in the background until done (that counts as done: nil), and a
-// node already gone is no error. Any other error is the server refusing
-// the delete.
+// DeleteOwn deletes a node of ours that is not a contender (a double
+// barrier's member node; a contender's node is deleted by the driver's
+// Contender.Delete, which also tells the handoff) the way every recipe
+// deletes: guaranteed, so a delete that cannot be confirmed now goes on in
+// the background until done (that counts as done: nil), and a node already
+// gone is no error. Any other error is the server refusing the delete.
 func DeleteOwn(ctx context.Context, client *framework.Client, node string) error {
 	err := client.Delete(ctx, node, framework.WithGuarantee(), framework.WithIgnoreMissing())
 	if errors.Is(err, curator.ErrDeletePending) {

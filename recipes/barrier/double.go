@@ -315,15 +315,9 @@ func (d *DoubleBarrier) abandon(ctx context.Context, m *member) {
 	}
 	cctx, cancel := recipe.CleanupContext(ctx)
 	defer cancel()
-	if err := d.deleteMember(cctx, m); err != nil {
+	if err := recipe.DeleteOwn(cctx, d.client, m.node); err != nil {
 		d.client.Logger().Warn("deleting our barrier member node", "node", m.node, "err", err)
 	}
-}
-
-// deleteMember deletes our member node: guaranteed, so that a delete that
-// could not be confirmed goes on in the background (that counts as done).
-func (d *DoubleBarrier) deleteMember(ctx context.Context, m *member) error {
-	return recipe.DeleteOwn(ctx, d.client, m.node)
 }
 
 // Leave leaves the barrier and blocks until every member has left
@@ -409,7 +403,7 @@ func (d *DoubleBarrier) awaitLeft(ctx context.Context, m *member) (ours bool, er
 			return false, nil
 		}
 		if len(members) == 1 && idx == 0 {
-			if err := d.deleteMember(ctx, m); err != nil {
+			if err := recipe.DeleteOwn(ctx, d.client, m.node); err != nil {
 				return ours, fmt.Errorf("barrier: leave %s: %w", d.path, err)
 			}
 			return false, nil
@@ -420,7 +414,7 @@ func (d *DoubleBarrier) awaitLeft(ctx context.Context, m *member) (ours bool, er
 		} else {
 			target = members[0] // wait for the lowest, after deleting ours
 			if ours {
-				if err := d.deleteMember(ctx, m); err != nil {
+				if err := recipe.DeleteOwn(ctx, d.client, m.node); err != nil {
 					return ours, fmt.Errorf("barrier: leave %s: %w", d.path, err)
 				}
 				ours = false

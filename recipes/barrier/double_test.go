@@ -99,14 +99,14 @@ func TestDoubleBarrierStates(t *testing.T) {
 	d := newDouble(t, c, path, 1)
 	ctx := testenv.Ctx(t, testenv.WaitShort)
 	if err := d.Leave(ctx); !errors.Is(err, curator.ErrNotHeld) {
-		t.Fatalf("Leave before Enter: %v, want ErrNotEntered", err)
+		t.Fatalf("Leave before Enter: %v, want ErrNotHeld", err)
 	}
 	for round := range 2 {
 		if err := d.Enter(ctx); err != nil {
 			t.Fatalf("round %d: Enter: %v", round, err)
 		}
 		if err := d.Enter(ctx); !errors.Is(err, curator.ErrBusy) {
-			t.Fatalf("round %d: second Enter: %v, want ErrAlreadyEntered", round, err)
+			t.Fatalf("round %d: second Enter: %v, want ErrBusy", round, err)
 		}
 		if d.Node() == "" {
 			t.Fatalf("round %d: no Node() while entered", round)
@@ -118,7 +118,7 @@ func TestDoubleBarrierStates(t *testing.T) {
 			t.Fatalf("round %d: Node() %q after Leave", round, d.Node())
 		}
 		if err := d.Leave(ctx); !errors.Is(err, curator.ErrNotHeld) {
-			t.Fatalf("round %d: second Leave: %v, want ErrNotEntered", round, err)
+			t.Fatalf("round %d: second Leave: %v, want ErrNotHeld", round, err)
 		}
 	}
 	if kids := testenv.Children(t, c, path); len(kids) != 0 {
@@ -413,7 +413,7 @@ func TestDoubleBarrierRounds(t *testing.T) {
 }
 
 // A member whose node someone else deletes while it waits in Enter is
-// told (ErrMemberVanished, not a session loss).
+// told (ErrNodeVanished, not a session loss).
 func TestDoubleBarrierMemberDeleted(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, testenv.Shared().ConnectString())
@@ -427,7 +427,7 @@ func TestDoubleBarrierMemberDeleted(t *testing.T) {
 	}
 	err := receive(t, done, testenv.WaitShort, "Enter")
 	if !errors.Is(err, curator.ErrNodeVanished) || errors.Is(err, curator.ErrSessionLost) {
-		t.Fatalf("Enter after our node was deleted: %v, want ErrMemberVanished only", err)
+		t.Fatalf("Enter after our node was deleted: %v, want ErrNodeVanished only", err)
 	}
 }
 
@@ -451,7 +451,7 @@ func isSessionLoss(err error) bool {
 }
 
 // A member's session expires while it waits in Enter: it is told
-// (ErrMemberVanished + ErrSessionLost) and its node is gone. The others
+// (ErrNodeVanished + ErrSessionLost) and its node is gone. The others
 // are not told: they keep waiting for memberQty members, and pass once
 // the lost member enters again in its new session.
 func TestDoubleBarrierSessionExpiresDuringEnter(t *testing.T) {
@@ -468,7 +468,7 @@ func TestDoubleBarrierSessionExpiresDuringEnter(t *testing.T) {
 
 	expire(t, ca, p)
 	if err := receive(t, doneA, testenv.WaitLong, "Enter of the expired member"); !isSessionLoss(err) {
-		t.Fatalf("Enter of the expired member: %v, want ErrMemberVanished and ErrSessionLost", err)
+		t.Fatalf("Enter of the expired member: %v, want ErrNodeVanished and ErrSessionLost", err)
 	}
 	waitMembers(t, cb, path, 1)
 	notReturned(t, doneB, "Enter of the other member")
@@ -509,7 +509,7 @@ func TestDoubleBarrierSessionExpiresInside(t *testing.T) {
 		t.Fatalf("Leave of the others: %v", err)
 	}
 	if err := ds[0].Leave(ctx); !isSessionLoss(err) {
-		t.Fatalf("Leave of the expired member: %v, want ErrMemberVanished and ErrSessionLost", err)
+		t.Fatalf("Leave of the expired member: %v, want ErrNodeVanished and ErrSessionLost", err)
 	}
 }
 

@@ -23,9 +23,5 @@ func endAttempt(acq *telemetry.Acquisition, ev event, stale bool) {
 // holding starts recording a term of leadership; its loss is recorded by
 // the hold.
 func holding(rec telemetry.Recipe, h *driver.Hold) *telemetry.Holding {
-	t := rec.Holding()
-	if t != nil {
-		h.OnLoss(t.Lost)
-	}
-	return t
+	return h.RecordHolding(rec)
 }

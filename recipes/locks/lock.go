@@ -39,8 +39,9 @@ type holding struct {
 	tel      *telemetry.Holding // nil when not recorded
 }
 
-// taker is how each type takes a holding (an interface, not a func value:
-// one frame less on the stack of every parked waiter).
+// taker is how each type takes a holding that ctx does not re-enter (an
+// interface, not a func value: one frame less on the stack of every parked
+// waiter).
 type taker interface {
 	take(ctx context.Context, try bool) (*holding, error)
 }
@@ -119,11 +120,9 @@ func (l *lock) queued(ctx context.Context, try bool, gate token) (*holding, erro
 
 // install records a new holding of c; giveBack runs once it is released.
 func (l *lock) install(ctx context.Context, c *driver.Contender, giveBack func()) *holding {
-	h := &holding{count: 1, giveBack: giveBack, tel: l.tel.Holding()}
+	h := &holding{count: 1, giveBack: giveBack}
 	h.Hold = c.Hold(context.WithValue(ctx, heldKey{l}, h), driver.HoldOptions{Policy: l.opts.Policy, OnRevoke: l.opts.onRevoke})
-	if h.tel != nil {
-		h.OnLoss(h.tel.Lost)
-	}
+	h.tel = h.RecordHolding(l.tel)
 	l.mu.Lock()
 	l.h = h
 	l.mu.Unlock()
@@ -134,7 +133,10 @@ func (l *lock) acquire(ctx context.Context, try bool) (*holding, error) {
 	if ctx == nil {
 		return nil, recipe.ErrNilContext
 	}
-	h, err := l.self.take(ctx, try)
+	h, err := l.reenter(ctx)
+	if h == nil && err == nil {
+		h, err = l.self.take(ctx, try)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
 	}

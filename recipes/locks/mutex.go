@@ -50,8 +50,5 @@ func NewMutex(client *framework.Client, path string, opts ...Option) (*Mutex, er
 }
 
 func (m *Mutex) take(ctx context.Context, try bool) (*holding, error) {
-	if h, err := m.reenter(ctx); h != nil || err != nil {
-		return h, err
-	}
 	return m.queued(ctx, try, nil)
 }

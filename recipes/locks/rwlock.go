@@ -104,9 +104,6 @@ func (rw *ReadWriteLock) Read() *ReadLock { return rw.read }
 func (rw *ReadWriteLock) Write() *WriteLock { return rw.write }
 
 func (w *WriteLock) take(ctx context.Context, try bool) (*holding, error) {
-	if h, err := w.reenter(ctx); h != nil || err != nil {
-		return h, err
-	}
 	if w.read.heldBy(ctx) != nil {
 		return nil, fmt.Errorf("%s: %w", w.d.Path(), curator.ErrUpgrade)
 	}
@@ -114,9 +111,6 @@ func (w *WriteLock) take(ctx context.Context, try bool) (*holding, error) {
 }
 
 func (r *ReadLock) take(ctx context.Context, try bool) (*holding, error) {
-	if h, err := r.reenter(ctx); h != nil || err != nil {
-		return h, err
-	}
 	if wh := r.write.heldBy(ctx); wh != nil {
 		return r.downgrade(ctx, try, wh)
 	}

@@ -241,14 +241,12 @@ func (ml *MultiLock) Unlock(ctx context.Context) error {
 		done = h.done
 	}
 	ml.mu.Unlock()
+	var rel *telemetry.Release
 	if last {
 		close(h.stop)
 		if done != nil {
 			<-done
 		}
-	}
-	var rel *telemetry.Release
-	if last {
 		h.tel.Released(releaseReason(h))
 		ctx, rel = ml.tel.StartRelease(ctx)
 	}

@@ -73,9 +73,15 @@ func (l *Lease) check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
-		return fmt.Errorf("semaphore: lease %s already returned: %w", l.h.Node(), curator.ErrNotHeld)
+		return l.errReturned()
 	}
 	return nil
+}
+
+// errReturned is the error of a use of a lease returned already: it wraps
+// curator.ErrNotHeld.
+func (l *Lease) errReturned() error {
+	return fmt.Errorf("semaphore: lease %s already returned: %w", l.h.Node(), curator.ErrNotHeld)
 }
 
 // Release returns the lease (Curator's Lease.close): a guaranteed delete of
@@ -92,7 +98,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	if l.done {
 		l.mu.Unlock()
-		return fmt.Errorf("semaphore: lease %s already returned: %w", l.h.Node(), curator.ErrNotHeld)
+		return l.errReturned()
 	}
 	l.done = true
 	l.mu.Unlock()

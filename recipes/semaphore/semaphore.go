@@ -151,7 +151,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		if found < len(ours) {
 			return driver.Decision{}, errOursGone
 		}
-		if q.Len() <= s.max() {
+		if s.fits(q.Len()) {
 			return driver.Decision{Held: true}, nil
 		}
 		return driver.Decision{}, nil
@@ -235,13 +235,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bool, ours map[string]bool, first *driver.Contender) ([]*driver.Contender, error) {
 	made := make([]*driver.Contender, 0, n)
 	for len(made) < n {
-		c, err := first, error(nil)
-		if first == nil {
-			c, err = d.Enqueue(ctx, s.opts.Data)
-		}
+		c := first
 		first = nil
-		if err != nil {
-			return made, err
+		if c == nil {
+			var err error
+			if c, err = d.Enqueue(ctx, s.opts.Data); err != nil {
+				return made, err
+			}
 		}
 		made = append(made, c)
 		ours[c.Name()] = true
@@ -250,9 +250,12 @@ func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bo
 		}
 	}
 	// The count rule, on the count the last create told (no read needed).
-	fits := func(n int) bool { return n <= s.max() }
-	return made, made[n-1].Wait(ctx, &driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true, Fits: fits})
+	return made, made[n-1].Wait(ctx, &driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true, Fits: s.fits})
 }
+
+// fits is the count rule: n lease nodes (ours included) are within the
+// maximum.
+func (s *Semaphore) fits(n int) bool { return n <= s.max() }
 
 // vanishedNotLost reports whether err says a node of ours vanished while
 // its session lives on: someone deleted it, and a new node may do.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
 )
 
@@ -57,8 +58,8 @@ func encodeCount(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint3
 
 // decodeCount reads Curator's SharedCount format.
 func decodeCount(b []byte) (int, error) {
-	if len(b) != 4 {
-		return 0, fmt.Errorf("semaphore: %w: shared count data has %d bytes, want 4", curator.ErrInvalidArgument, len(b))
+	if len(b) != layout.SharedCountLen {
+		return 0, fmt.Errorf("semaphore: %w: shared count data has %d bytes, want %d", curator.ErrInvalidArgument, len(b), layout.SharedCountLen)
 	}
 	return int(int32(binary.BigEndian.Uint32(b))), nil
 }

@@ -26,9 +26,7 @@ func (s *Semaphore) observed(ctx context.Context, n int, try bool) ([]*Lease, er
 func holdings(leases []*Lease, rec telemetry.Recipe) {
 	for _, l := range leases {
 		l.rec = rec
-		if l.tel = rec.Holding(); l.tel != nil {
-			l.h.OnLoss(l.tel.Lost)
-		}
+		l.tel = l.h.RecordHolding(rec)
 	}
 }
 
