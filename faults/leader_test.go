@@ -95,7 +95,7 @@ func (c *leaderCheck) check() []string {
 
 // participant runs a latch that, whenever it leads, writes its token into
 // shared with guarded writes until its term ends.
-func participant(ctx context.Context, t *testing.T, l *leader.Latch, name, shared string, chk *leaderCheck, wg *sync.WaitGroup) {
+func participant(ctx context.Context, l *leader.Latch, name, shared string, chk *leaderCheck, wg *sync.WaitGroup) {
 	defer wg.Done()
 	for {
 		lctx, err := l.Await(ctx)
@@ -159,7 +159,7 @@ func TestFaultsLeaderLatch(t *testing.T) {
 		}
 		byName[name], latches[name] = n, l
 		wg.Add(1)
-		go participant(ctx, t, l, name, shared, chk, &wg)
+		go participant(ctx, l, name, shared, chk, &wg)
 	}
 	first := awaitLeader(t, chk, "")
 	timeout := testenv.SessionTimeout
