@@ -167,7 +167,7 @@ func testDoubleBarrier(t *testing.T, e *env) {
 			blocked(m, "entered with 3 members of 4", i == 0)
 		}
 		if kids := children(t, ctx, c, p); slices.Contains(kids, "ready") {
-			t.Fatalf("%s made with 3 members of 4: %v", "ready", kids)
+			t.Fatalf("ready made with 3 members of 4: %v", kids)
 		}
 		start(order[3], "enter")
 		for _, m := range order {
@@ -175,7 +175,7 @@ func testDoubleBarrier(t *testing.T, e *env) {
 		}
 		kids := children(t, ctx, c, p)
 		if !slices.Contains(kids, "ready") || len(kids) != 5 {
-			t.Fatalf("inside the barrier: %v, want 4 members and %s", kids, "ready")
+			t.Fatalf("inside the barrier: %v, want 4 members and ready", kids)
 		}
 		for _, k := range members() {
 			checkName(t, memberNodeRE, k, "barrier member")

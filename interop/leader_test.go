@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/leader"
@@ -144,7 +145,7 @@ func testLeaderLatchExpiry(t *testing.T, e *env) {
 	java.must("latch-start " + p + " j")
 	java.must("latch-await " + p + " 60000")
 	gpx := zktest.StartProxy(t, e.zk.Addr())
-	gc, err := framework.New(gpx.Addr()+e.zk.Chroot(), framework.WithSessionTimeout(10e9))
+	gc, err := framework.New(gpx.Addr()+e.zk.Chroot(), framework.WithSessionTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func testSemaphore(t *testing.T, e *env) {
 
 	// Full: a third lease is refused at once on both sides, leaving nothing.
 	if _, err := s2.TryAcquire(ctx); !errors.Is(err, curator.ErrLocked) {
-		t.Fatalf("third lease (gocurator TryAcquire): %v, want ErrNoLease", err)
+		t.Fatalf("third lease (gocurator TryAcquire): %v, want ErrLocked", err)
 	}
 	if a := j2.do("sem-acquire " + p + " 2 0"); a != "timeout" {
 		t.Fatalf("third lease (Curator acquire(0)): %s, want timeout", a)
