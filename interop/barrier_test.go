@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/barrier"
 )
 
@@ -16,7 +17,7 @@ import (
 // Both make the barrier's parents container nodes, so the server reaps
 // them once the barrier is gone.
 func testBarrier(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 	base := e.path(t)
@@ -97,7 +98,7 @@ func testBarrier(t *testing.T, e *env) {
 // Two rounds on the same path: first a Curator member completes the entry
 // and a gocurator member the exit, then the other way round.
 func testDoubleBarrier(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 2)
 	j1, j2 := peers[0], peers[1]
 	c := newClient(t, e)
