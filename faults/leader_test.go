@@ -1,16 +1,12 @@
 package faults_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -99,7 +95,7 @@ func (c *leaderCheck) check() []string {
 
 // participant runs a latch that, whenever it leads, writes its token into
 // shared with guarded writes until its term ends.
-func participant(ctx context.Context, t *testing.T, l *leader.Latch, name, shared string, chk *leaderCheck, wg *sync.WaitGroup) {
+func participant(ctx context.Context, l *leader.Latch, name, shared string, chk *leaderCheck, wg *sync.WaitGroup) {
 	defer wg.Done()
 	for {
 		lctx, err := l.Await(ctx)
@@ -163,7 +159,7 @@ func TestFaultsLeaderLatch(t *testing.T) {
 		}
 		byName[name], latches[name] = n, l
 		wg.Add(1)
-		go participant(ctx, t, l, name, shared, chk, &wg)
+		go participant(ctx, l, name, shared, chk, &wg)
 	}
 	first := awaitLeader(t, chk, "")
 	timeout := testenv.SessionTimeout
@@ -346,13 +342,12 @@ const latchChildEnv = "GOCURATOR_FAULTS_LATCH_CHILD"
 // latchChildMain runs in a child process: it leads with a latch on the path
 // named in the environment, prints "leader <token>" and waits to be killed.
 func latchChildMain() int {
-	args := strings.SplitN(os.Getenv(latchChildEnv), " ", 2)
-	c, err := framework.New(args[0], framework.WithSessionTimeout(testenv.SessionTimeout))
+	c, path, err := childClient(latchChildEnv)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
-	l, err := leader.NewLatch(c, args[1], "child")
+	l, err := leader.NewLatch(c, path, "child")
 	if err == nil {
 		err = l.Start()
 	}
@@ -381,22 +376,7 @@ func latchChildMain() int {
 func TestFaultsLeaderKilled(t *testing.T) {
 	cl := zktest.StartCluster(t, 3)
 	const path = "/faults/leader-killed"
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), latchChildEnv+"="+cl.ConnectString()+" "+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "leader ") {
-		t.Fatalf("child: %q %v", line, err)
-	}
-	childToken, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "leader ")), 10, 64)
+	cmd, childToken := startChild(t, latchChildEnv, cl.ConnectString(), path, "leader")
 
 	c := connect(t, cl.ConnectString())
 	e, err := leader.NewElection(c, path, "survivor")

@@ -23,13 +23,12 @@ const childEnv = "GOCURATOR_FAULTS_CHILD"
 // childMain runs in a child process: it takes the lock named in the
 // environment, prints "held <token>" and waits to be killed.
 func childMain() int {
-	args := strings.SplitN(os.Getenv(childEnv), " ", 2)
-	c, err := framework.New(args[0], framework.WithSessionTimeout(testenv.SessionTimeout))
+	c, path, err := childClient(childEnv)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
-	m, err := locks.NewMutex(c, args[1])
+	m, err := locks.NewMutex(c, path)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -49,13 +48,22 @@ func childMain() int {
 	select {} // until SIGKILL
 }
 
-// A holder process killed with SIGKILL: the lock passes on after the
-// session timeout, to a waiter that kept its own session, with a higher token.
-func TestFaultsHolderKilled(t *testing.T) {
-	cl := zktest.StartCluster(t, 3)
-	const path = "/faults/killed"
+// childClient, in a child process, connects to the ensemble named in the
+// environment variable env ("<connect string> <path>") and returns the path.
+func childClient(env string) (*framework.Client, string, error) {
+	args := strings.SplitN(os.Getenv(env), " ", 2)
+	c, err := framework.New(args[0], framework.WithSessionTimeout(testenv.SessionTimeout))
+	return c, args[1], err
+}
+
+// startChild runs this test binary as a child process with env naming
+// connectString and path (for childClient), reads the "<prefix> <token>"
+// line the child prints, and returns the child's command and the token;
+// the child is killed at clean-up.
+func startChild(t *testing.T, env, connectString, path, prefix string) (*exec.Cmd, int64) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+cl.ConnectString()+" "+path)
+	cmd.Env = append(os.Environ(), env+"="+connectString+" "+path)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -66,10 +74,19 @@ func TestFaultsHolderKilled(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "held ") {
+	if err != nil || !strings.HasPrefix(line, prefix+" ") {
 		t.Fatalf("child: %q %v", line, err)
 	}
-	childToken, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "held ")), 10, 64)
+	token, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, prefix+" ")), 10, 64)
+	return cmd, token
+}
+
+// A holder process killed with SIGKILL: the lock passes on after the
+// session timeout, to a waiter that kept its own session, with a higher token.
+func TestFaultsHolderKilled(t *testing.T) {
+	cl := zktest.StartCluster(t, 3)
+	const path = "/faults/killed"
+	cmd, childToken := startChild(t, childEnv, cl.ConnectString(), path, "held")
 
 	c := connect(t, cl.ConnectString())
 	m, err := locks.NewMutex(c, path)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/barrier"
 )
 
@@ -16,7 +17,7 @@ import (
 // Both make the barrier's parents container nodes, so the server reaps
 // them once the barrier is gone.
 func testBarrier(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 	base := e.path(t)
@@ -97,7 +98,7 @@ func testBarrier(t *testing.T, e *env) {
 // Two rounds on the same path: first a Curator member completes the entry
 // and a gocurator member the exit, then the other way round.
 func testDoubleBarrier(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 2)
 	j1, j2 := peers[0], peers[1]
 	c := newClient(t, e)
@@ -167,7 +168,7 @@ func testDoubleBarrier(t *testing.T, e *env) {
 			blocked(m, "entered with 3 members of 4", i == 0)
 		}
 		if kids := children(t, ctx, c, p); slices.Contains(kids, "ready") {
-			t.Fatalf("%s made with 3 members of 4: %v", "ready", kids)
+			t.Fatalf("ready made with 3 members of 4: %v", kids)
 		}
 		start(order[3], "enter")
 		for _, m := range order {
@@ -175,7 +176,7 @@ func testDoubleBarrier(t *testing.T, e *env) {
 		}
 		kids := children(t, ctx, c, p)
 		if !slices.Contains(kids, "ready") || len(kids) != 5 {
-			t.Fatalf("inside the barrier: %v, want 4 members and %s", kids, "ready")
+			t.Fatalf("inside the barrier: %v, want 4 members and ready", kids)
 		}
 		for _, k := range members() {
 			checkName(t, memberNodeRE, k, "barrier member")

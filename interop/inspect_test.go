@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -43,7 +44,7 @@ func runCLI(t *testing.T, e *env, bin string, args ...string) string {
 // the Curator holder's data as Curator wrote it (its default: the local
 // address).
 func testInspect(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	bin := buildCLI(t)
 	peers := e.startPeers(t, 2)
 	holder, waiter := peers[0], peers[1]

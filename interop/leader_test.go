@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/leader"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -63,7 +65,7 @@ func exactlyLeader(t *testing.T, gos map[string]*leader.Latch, javas map[string]
 // and name the same leader; leadership passes between the languages as
 // leaders close, both ways.
 func testLeaderLatchMixed(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 3)
 	j1, j2, observer := peers[0], peers[1], peers[2]
 	c := newClient(t, e)
@@ -133,7 +135,7 @@ func testLeaderLatchMixed(t *testing.T, e *env) {
 // expired leader is told (Curator's notLeader; gocurator's leader context
 // ends), the other leads, and the expired one takes part again behind it.
 func testLeaderLatchExpiry(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	p := e.path(t)
 	c := newClient(t, e)
 
@@ -144,7 +146,7 @@ func testLeaderLatchExpiry(t *testing.T, e *env) {
 	java.must("latch-start " + p + " j")
 	java.must("latch-await " + p + " 60000")
 	gpx := zktest.StartProxy(t, e.zk.Addr())
-	gc, err := framework.New(gpx.Addr()+e.zk.Chroot(), framework.WithSessionTimeout(10e9))
+	gc, err := framework.New(gpx.Addr()+e.zk.Chroot(), framework.WithSessionTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func testLeaderLatchExpiry(t *testing.T, e *env) {
 // InterProcessMutex's nodes): one runs at a time, and each turn passes to
 // the other language, both ways, as turns end and as selectors close.
 func testLeaderSelectorMixed(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 	p := e.path(t)

@@ -60,7 +60,7 @@ const (
 	answerTimeout = 2 * time.Minute        // any one answer of a Curator peer
 	eventTimeout  = time.Minute            // anything we wait to see happen
 	blockedGrace  = 500 * time.Millisecond // "still blocked after ..." checks
-	testTimeout   = 4 * time.Minute        // one subtest's context
+	testTimeout   = 4 * time.Minute        // one subtest's context (testenv.Ctx: ends with the test, and so do blocked calls)
 )
 
 // env is what the subtests share: the server and the compiled peer.
@@ -333,14 +333,6 @@ func newClient(t *testing.T, e *env) *framework.Client {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// testCtx bounds one scenario; it is cancelled when the test ends, which
-// also ends any gocurator call still blocked then.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // async runs f on a goroutine; its result comes on the channel.

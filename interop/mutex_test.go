@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
@@ -28,7 +29,7 @@ func notYet[T any](t *testing.T, ch <-chan T, what string) {
 // InterProcessMutex and locks.Mutex on one path: each excludes the other,
 // each waits for the other, and both list the same queue.
 func testMutex(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 2)
 	java, observer := peers[0], peers[1]
 	c := newClient(t, e)
@@ -98,7 +99,7 @@ func testMutex(t *testing.T, e *env) {
 // gocurator holder and waiters queued Curator, gocurator, Curator,
 // gocurator, each release hands the mutex to exactly the next one.
 func testMutexQueueOrder(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 3)
 	j1, j2, observer := peers[0], peers[1], peers[2]
 	p := e.path(t)
@@ -172,7 +173,7 @@ func testMutexQueueOrder(t *testing.T, e *env) {
 // A holder that armed it (makeRevocable, locks.WithRevocation) is told,
 // whichever language asks; one that did not ignores it.
 func testMutexRevocation(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 
@@ -239,7 +240,7 @@ func testMutexRevocation(t *testing.T, e *env) {
 // same way (the host name's address), so on one machine the two lock nodes
 // hold the same bytes (issue 14.6).
 func testNodeData(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 	jAddr := java.must("localaddress")
@@ -276,7 +277,7 @@ func testNodeData(t *testing.T, e *env) {
 // children that are not named like contenders. Exclusion holds either way;
 // the test logs the differences it shows.
 func testForeignChildren(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 

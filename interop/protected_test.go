@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -14,7 +15,7 @@ import (
 // participant of one lock) and names that only look protected (a "_c_"
 // prefix without a UUID). Both need a real UUID after "_c_".
 func testProtectedNames(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 2)
 	java, observer := peers[0], peers[1]
 	c := newClient(t, e)

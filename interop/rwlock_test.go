@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -24,7 +25,7 @@ func newRW(t *testing.T, c *framework.Client, path string) *locks.ReadWriteLock 
 // Readers of both languages share; a writer of either language excludes
 // readers and writers of the other.
 func testReadWrite(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 2)
 	jr, jw := peers[0], peers[1]
 	c := newClient(t, e)
@@ -97,7 +98,7 @@ func testReadWrite(t *testing.T, e *env) {
 // A reader queued behind a writer of the other language waits, though
 // only readers hold: readers and writers of both languages share one queue.
 func testReadWriteQueue(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 2)
 	jr, jw := peers[0], peers[1]
 	c := newClient(t, e)
@@ -162,7 +163,7 @@ func containing(nodes []string, s string) []string {
 // gocurator does the same since issue 14), whatever the language of the
 // node.
 func testReadWriteParticipants(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 3)
 	jr, jw, observer := peers[0], peers[1], peers[2]
 	c := newClient(t, e)
@@ -229,7 +230,7 @@ func testReadWriteParticipants(t *testing.T, e *env) {
 // reads, whichever language that writer is: gocurator follows the layout
 // exactly as a Curator writer does.
 func testDowngrade(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 2)
 	j1, j2 := peers[0], peers[1]
 	c := newClient(t, e)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
@@ -17,7 +18,7 @@ import (
 // language waits until a lease of the other returns, and both list all
 // leases.
 func testSemaphore(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	peers := e.startPeers(t, 3)
 	j1, j2, observer := peers[0], peers[1], peers[2]
 	c1, c2 := newClient(t, e), newClient(t, e)
@@ -50,7 +51,7 @@ func testSemaphore(t *testing.T, e *env) {
 
 	// Full: a third lease is refused at once on both sides, leaving nothing.
 	if _, err := s2.TryAcquire(ctx); !errors.Is(err, curator.ErrLocked) {
-		t.Fatalf("third lease (gocurator TryAcquire): %v, want ErrNoLease", err)
+		t.Fatalf("third lease (gocurator TryAcquire): %v, want ErrLocked", err)
 	}
 	if a := j2.do("sem-acquire " + p + " 2 0"); a != "timeout" {
 		t.Fatalf("third lease (Curator acquire(0)): %s, want timeout", a)
@@ -110,7 +111,7 @@ func testSemaphore(t *testing.T, e *env) {
 
 // InterProcessSemaphoreMutex and semaphore.Mutex exclude each other both ways.
 func testSemaphoreMutex(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 	p := e.path(t)
@@ -149,7 +150,7 @@ func testSemaphoreMutex(t *testing.T, e *env) {
 // gocurator semaphore whose maximum is that count grows when Curator
 // raises it.
 func testSharedCount(t *testing.T, e *env) {
-	ctx := testCtx(t)
+	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 	p := e.path(t)
