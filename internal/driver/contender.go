@@ -23,6 +23,9 @@ type Contender struct {
 	// queue for its first decision: sequences only grow, so no contender
 	// can come before it (one use: Wait clears it).
 	siblings int
+	// known: the queue as the gap rule (gap.go) knows it right after the
+	// create, nil if it does not (one use: Wait clears it).
+	known *Queue
 }
 
 // Node returns the contender's node path.
@@ -55,6 +58,7 @@ func (c *Contender) Delete(ctx context.Context) error {
 func (c *Contender) gone() {
 	if c.d.handoff {
 		known.deleted(c.d.client, c.d.path, c.name)
+		c.d.last.deleted(c.name)
 	}
 }
 

@@ -31,6 +31,7 @@ type Driver struct {
 	// be shared between drivers of one path (SetBusyHint).
 	busy    *atomic.Bool
 	ownBusy atomic.Bool
+	last    lastRead // for the gap rule (gap.go), when it hands off
 }
 
 // New returns a driver for contenders named name under path. sortNames are
@@ -169,6 +170,8 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 	c.seq, _ = d.Sequence(c.name)
 	if n.Parent != nil {
 		c.siblings = int(n.Parent.NumChildren)
+	} else if d.handoff {
+		c.known = d.last.after(c)
 	}
 	return c, nil
 }

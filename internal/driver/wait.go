@@ -128,6 +128,7 @@ type round struct {
 	pred     string // the contender waited on; "" for any change among them
 	wake     <-chan struct{}
 	undo     func() // OnWoken's, until the waiter is found holding or not
+	unproved bool   // q is the gap rule's, not yet proved (gap.go, 5.)
 	watchAll bool   // decide on watched reads (the last decision was Decision{})
 	first    bool   // no reading yet
 }
@@ -143,19 +144,25 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	if o.Wake != nil {
 		r.wake = o.Wake() // before the read and the decision: a change after them closes it
 	}
-	siblings := c.siblings
-	c.siblings = 0 // known right after the create only
+	siblings, gapq := c.siblings, c.known
+	c.siblings, c.known = 0, nil // known right after the create only
+	r.unproved = false
 	switch {
 	case siblings > 0 && o.Fits != nil && o.Fits(siblings):
 		return true, nil // held by the count alone (the semaphore's rule)
 	case siblings == 1:
 		r.q = &Queue{entries: []entry{{c.seq, c.name}}} // the queue as it was right after our create
+	case gapq != nil && !o.Try: // a Try answers on the queue as it is now
+		r.q, r.unproved = gapq, true
 	case r.watchAll:
 		r.q, r.w, err = d.queueW(ctx)
 	default:
 		// Shared: a thousand waiters of one process make one read (never
 		// one older than their own call) and sort it once.
 		r.q, err = d.queueShared(ctx)
+		if err == nil && d.handoff {
+			d.last.read(r.q)
+		}
 	}
 	if err != nil {
 		return true, err
@@ -169,6 +176,9 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		d.busy.Store(!alone)
 	}
 	dec, err := c.decide(r.q)
+	if r.unproved && err == nil && (dec.Held || dec.Watch == "") {
+		return false, nil // nothing but a wait on a contender is decided on it (gap.go): read it
+	}
 	if err != nil || dec.Held || o.Try {
 		if r.w != nil {
 			r.w.Stop()
@@ -209,6 +219,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	if err != nil {
 		return true, err
 	}
+	r.unproved = false // our predecessor is there after our create: proved
 	return false, nil
 }
 
@@ -219,7 +230,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 // enough. false, nil: read the queue again.
 func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
 	ho, q, pred := r.ho, r.q, r.pred
-	if ho == nil {
+	if ho == nil || r.unproved {
 		return false, nil
 	}
 	known.deleted(c.d.client, c.d.path, pred)
