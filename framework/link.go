@@ -180,14 +180,43 @@ type sock struct {
 	// Read side, only go-zookeeper's reading goroutine (one at a time).
 	hdr  [12]byte // length, protocolVersion, timeOut of the ConnectResponse
 	nhdr int
+	// Read-ahead: go-zookeeper reads each packet in two reads (its length,
+	// then its body), each a system call on a bare connection. Reading
+	// ahead takes a packet, and often the packets behind it (a watch event
+	// and a reply), in one (issue 16: client CPU per acquisition).
+	rbuf       []byte
+	rpos, rend int
 
 	wmu     sync.Mutex
 	greeted bool // the ConnectRequest is written
 	auths   int  // setAuth requests written
 }
 
+// readAhead is the size of a socket's read-ahead buffer: a few packets of
+// a lock's traffic; a larger read (a long listing) bypasses it.
+const readAhead = 4096
+
 func (s *sock) Read(p []byte) (int, error) {
-	n, err := s.Conn.Read(p)
+	var (
+		n   int
+		err error
+	)
+	switch {
+	case s.rpos < s.rend:
+		n = copy(p, s.rbuf[s.rpos:s.rend])
+		s.rpos += n
+	case len(p) >= readAhead:
+		n, err = s.Conn.Read(p)
+	default:
+		if s.rbuf == nil {
+			s.rbuf = make([]byte, readAhead)
+		}
+		var m int
+		m, err = s.Conn.Read(s.rbuf)
+		s.rpos, s.rend = 0, m
+		n = copy(p, s.rbuf[:m])
+		s.rpos = n
+	}
 	if s.nhdr < len(s.hdr) && n > 0 {
 		s.nhdr += copy(s.hdr[s.nhdr:], p[:n])
 		if s.nhdr == len(s.hdr) {
