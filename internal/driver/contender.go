@@ -58,7 +58,7 @@ func (c *Contender) Delete(ctx context.Context) error {
 func (c *Contender) gone() {
 	if c.d.handoff {
 		known.deleted(c.d.client, c.d.path, c.name)
-		c.d.last.deleted(c.name)
+		c.d.last.deleted(c)
 	}
 }
 

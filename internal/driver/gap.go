@@ -47,14 +47,14 @@ const gapMax = 64
 // the gap rule.
 type lastRead struct {
 	q        atomic.Pointer[Queue]
-	released atomic.Pointer[string] // the name of the last node of ours deleted
+	released atomic.Pointer[Contender] // the last of ours whose node is deleted
 }
 
 // read records a reading of the queue the driver decided on.
 func (l *lastRead) read(q *Queue) { l.q.Store(q) }
 
-// deleted records that our node of the given name is gone.
-func (l *lastRead) deleted(name string) { l.released.Store(&name) }
+// deleted records that c's node is gone.
+func (l *lastRead) deleted(c *Contender) { l.released.Store(c) }
 
 // after returns the queue as it is known to stand right after c's create by
 // the gap rule (c last), or nil if the rule does not apply.
@@ -69,8 +69,8 @@ func (l *lastRead) after(c *Contender) *Queue {
 		return nil
 	}
 	var released string
-	if p := l.released.Load(); p != nil {
-		released = *p
+	if r := l.released.Load(); r != nil {
+		released = r.name
 	}
 	q := &Queue{entries: make([]entry, 0, last.Len()+1)}
 	for _, e := range last.entries {
