@@ -27,11 +27,9 @@ type Driver struct {
 	handoff bool // a waiter may hold when its predecessor goes without reading again (handoff.go)
 	// busy: the last first reading of the queue would not have held by
 	// itself (others were there); the next create asks for no parent stat
-	// (it would be wasted), until a reading shows it would again. It may
-	// be shared between drivers of one path (SetBusyHint).
-	busy    *atomic.Bool
-	ownBusy atomic.Bool
-	last    lastRead // for the gap rule (gap.go), when it hands off
+	// (it would be wasted), until a reading shows it would again.
+	busy atomic.Bool
+	last lastRead // for the gap rule (gap.go), when it hands off
 }
 
 // New returns a driver for contenders named name under path. sortNames are
@@ -56,14 +54,8 @@ func New(client *framework.Client, path, name string, pred Predicate, sortNames 
 	}
 	d := &Driver{client: client, path: path, name: name, names: sortNames, key: strings.Join(sortNames, "\x00"),
 		pred: pred, handoff: handoffSafe(pred, sortNames)}
-	d.busy = &d.ownBusy
 	return d, nil
 }
-
-// SetBusyHint makes d keep its "busy" hint (whether a create should ask for
-// its parent's stat) in b, shared with other drivers of the same path (the
-// semaphore makes a driver per acquisition).
-func (d *Driver) SetBusyHint(b *atomic.Bool) { d.busy = b }
 
 // Path returns the lock path.
 func (d *Driver) Path() string { return d.path }

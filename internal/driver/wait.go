@@ -37,6 +37,11 @@ type WaitOptions struct {
 	// not hold (it waits again, or fails), Wait calls the undo returned
 	// before it waits or returns; if it holds, the work is the caller's.
 	OnWoken func() (undo func())
+	// With are the other contenders of the same acquisition (the
+	// semaphore's AcquireN makes n nodes and waits on the last): a decision
+	// needs each of them in the queue too, and one missing ends the wait
+	// as our own node missing does (curator.ErrNodeVanished).
+	With []*Contender
 	// WatchAll decides on watched reads of the queue from the first read,
 	// for a Predicate that waits for any change (Decision{}) and seldom
 	// holds at once (the semaphore's lease wait, as Curator's): one read
@@ -175,7 +180,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		}
 		d.busy.Store(!alone)
 	}
-	dec, err := c.decide(r.q)
+	dec, err := c.decide(r.q, o.With)
 	if r.unproved && err == nil && (dec.Held || dec.Watch == "") {
 		return false, nil // nothing but a wait on a contender is decided on it (gap.go): read it
 	}
@@ -248,11 +253,17 @@ func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
 	return true, nil
 }
 
-// decide applies the Predicate to our place in q.
-func (c *Contender) decide(q *Queue) (Decision, error) {
+// decide applies the Predicate to our place in q, once ours and those of
+// with are found there.
+func (c *Contender) decide(q *Queue, with []*Contender) (Decision, error) {
 	ours, ok := q.find(c.seq, c.name)
 	if !ok {
 		return Decision{}, c.vanished()
+	}
+	for _, o := range with {
+		if _, ok := q.find(o.seq, o.name); !ok {
+			return Decision{}, o.vanished()
+		}
 	}
 	return c.d.pred(q, ours)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
@@ -24,11 +23,10 @@ type Semaphore struct {
 	path   string
 	leases string         // <path>/leases
 	lock   *driver.Driver // the internal lock, <path>/locks
-	list   *driver.Driver // lists and sorts the lease nodes (Participants)
+	lease  *driver.Driver // the lease nodes, <path>/leases, under the count rule
 	max    func() int
 	wake   func() <-chan struct{}
 	opts   options
-	busy   atomic.Bool // the leases' drivers' hint (driver.SetBusyHint)
 }
 
 // New returns a semaphore on path allowing maxLeases leases at once
@@ -68,7 +66,13 @@ func newSemaphore(client *framework.Client, path string, max func() int, wake fu
 	if s.lock, err = driver.New(client, framework.JoinPath(path, layout.LocksChild), layout.MutexName, driver.MaxLeases(1)); err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
-	if s.list, err = driver.New(client, s.leases, layout.LeaseName, driver.MaxLeases(1)); err != nil {
+	// The count rule: granted when the lease nodes number at most the
+	// maximum (the acquisition's own nodes all there: WaitOptions.With);
+	// otherwise wait for any change among them (Decision{}).
+	grant := func(q *driver.Queue, _ int) (driver.Decision, error) {
+		return driver.Decision{Held: s.fits(q.Len())}, nil
+	}
+	if s.lease, err = driver.New(client, s.leases, layout.LeaseName, grant); err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
 	return s, nil
@@ -119,9 +123,6 @@ func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 // its retry policy, RETRY_DUE_TO_MISSING_NODE).
 const maxVanished = 3
 
-// errOursGone: one of the lease nodes of this acquire is missing.
-var errOursGone = errors.New("a lease node of ours is gone")
-
 // acquire is Curator's internalAcquire1Lease for n leases at once: take the
 // internal lock, create the lease nodes, wait until the lease nodes number
 // at most the maximum (only the internal lock's holder waits on the leases'
@@ -137,31 +138,6 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	if s.wake == nil && n > s.max() {
 		return nil, fmt.Errorf("semaphore: %w: %d leases asked of a semaphore of %d", curator.ErrInvalidArgument, n, s.max())
 	}
-	// The count rule, over every node of this acquire: granted when the
-	// lease nodes number at most the maximum and all of ours are there;
-	// otherwise wait for any change among the leases (Decision{}).
-	ours := make(map[string]bool, n)
-	grant := func(q *driver.Queue, _ int) (driver.Decision, error) {
-		found := 0
-		for i := range q.Len() {
-			if ours[q.Name(i)] {
-				found++
-			}
-		}
-		if found < len(ours) {
-			return driver.Decision{}, errOursGone
-		}
-		if s.fits(q.Len()) {
-			return driver.Decision{Held: true}, nil
-		}
-		return driver.Decision{}, nil
-	}
-	d, err := driver.New(s.client, s.leases, layout.LeaseName, grant)
-	if err != nil {
-		return nil, fmt.Errorf("semaphore: %w", err)
-	}
-	d.SetBusyHint(&s.busy)
-
 	// The internal lock only keeps acquirers from waiting side by side (two
 	// waiting lease nodes could keep the count above the maximum for ever);
 	// the count rule alone keeps the leases within the maximum. So a
@@ -173,7 +149,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	o := &driver.WaitOptions{Try: try}
 	if n == 1 && !try {
 		o.OnWoken = func() func() {
-			sp = s.speculate(ctx, d)
+			sp = s.speculate(ctx)
 			return func() { sp.discard(); sp = nil } // not holding the lock after all
 		}
 	}
@@ -196,8 +172,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	}()
 
 	for attempt := 0; ; attempt++ {
-		clear(ours)
-		made, err := s.attempt(wctx, d, n, try, ours, sp.take(wctx))
+		made, err := s.attempt(wctx, n, try, sp.take(wctx))
 		sp = nil
 		if err == nil {
 			leases := make([]*Lease, n)
@@ -220,37 +195,32 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 			default:
 			}
 			err = fmt.Errorf("%w: internal lock of %s: %w", curator.ErrLockLost, s.path, cause)
-		case errors.Is(err, errOursGone) && anyLost(made):
-			err = fmt.Errorf("%w: %w: %w", curator.ErrNodeVanished, err, curator.ErrSessionLost)
-		case errors.Is(err, errOursGone):
-			err = fmt.Errorf("%w: %w", curator.ErrNodeVanished, err)
 		}
 		return nil, fmt.Errorf("semaphore %s: acquire: %w", s.path, err)
 	}
 }
 
-// attempt makes the n lease nodes (recording their names in ours) and waits
-// until they are granted; first, if not nil, is one made already (a
-// speculation's). It returns the nodes made, also on error.
-func (s *Semaphore) attempt(ctx context.Context, d *driver.Driver, n int, try bool, ours map[string]bool, first *driver.Contender) ([]*driver.Contender, error) {
+// attempt makes the n lease nodes and waits until they are granted
+// together; first, if not nil, is one made already (a speculation's). It
+// returns the nodes made, also on error.
+func (s *Semaphore) attempt(ctx context.Context, n int, try bool, first *driver.Contender) ([]*driver.Contender, error) {
 	made := make([]*driver.Contender, 0, n)
 	for len(made) < n {
 		c := first
 		first = nil
 		if c == nil {
 			var err error
-			if c, err = d.Enqueue(ctx, s.opts.Data); err != nil {
+			if c, err = s.lease.Enqueue(ctx, s.opts.Data); err != nil {
 				return made, err
 			}
 		}
 		made = append(made, c)
-		ours[c.Name()] = true
 		if s.opts.OnEnqueue != nil {
 			s.opts.OnEnqueue(c.Node())
 		}
 	}
 	// The count rule, on the count the last create told (no read needed).
-	return made, made[n-1].Wait(ctx, &driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true, Fits: s.fits})
+	return made, made[n-1].Wait(ctx, &driver.WaitOptions{Try: try, Wake: s.wake, WatchAll: true, Fits: s.fits, With: made[:n-1]})
 }
 
 // fits is the count rule: n lease nodes (ours included) are within the
@@ -260,7 +230,7 @@ func (s *Semaphore) fits(n int) bool { return n <= s.max() }
 // vanishedNotLost reports whether err says a node of ours vanished while
 // its session lives on: someone deleted it, and a new node may do.
 func vanishedNotLost(err error, made []*driver.Contender) bool {
-	if !errors.Is(err, curator.ErrNodeVanished) && !errors.Is(err, errOursGone) {
+	if !errors.Is(err, curator.ErrNodeVanished) {
 		return false
 	}
 	return !errors.Is(err, curator.ErrSessionLost) && !anyLost(made)
@@ -313,5 +283,5 @@ func (s *Semaphore) ReturnAll(ctx context.Context, leases []*Lease) error {
 // (Curator's getParticipantNodes, which returns bare names unsorted). A
 // waiting acquirer's node is listed too.
 func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
-	return s.list.Participants(ctx)
+	return s.lease.Participants(ctx)
 }

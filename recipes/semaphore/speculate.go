@@ -31,12 +31,12 @@ type speculation struct {
 // once it is made.
 var speculateHook func(node string)
 
-// speculate starts making a lease node of d.
-func (s *Semaphore) speculate(ctx context.Context, d *driver.Driver) *speculation {
+// speculate starts making a lease node.
+func (s *Semaphore) speculate(ctx context.Context) *speculation {
 	sp := &speculation{done: make(chan struct{})}
 	go func() {
 		defer close(sp.done)
-		sp.c, sp.err = d.Enqueue(ctx, s.opts.Data)
+		sp.c, sp.err = s.lease.Enqueue(ctx, s.opts.Data)
 		if sp.err == nil && speculateHook != nil {
 			speculateHook(sp.c.Node())
 		}

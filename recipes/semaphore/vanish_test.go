@@ -1,0 +1,75 @@
+package semaphore_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/recipes/semaphore"
+)
+
+// An AcquireN waiting for its set, one of whose nodes someone deletes (an
+// operator), must not be granted on the others: the count rule needs every
+// node of the set (driver.WaitOptions.With). It deletes what is left of
+// the set and starts over with a new one, which is granted once leases are
+// free.
+func TestAcquireNStartsOverWhenItsSetLosesANode(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
+	path := semPath(t)
+	held, err := newSem(t, other, path, 2).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := make(chan string, 8)
+	s := newSem(t, c, path, 2, semaphore.WithOnEnqueue(func(node string) { nodes <- node }))
+	type result struct {
+		ls  []*semaphore.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() { ls, err := s.AcquireN(ctx, 2); got <- result{ls, err} }()
+	next := func() string {
+		t.Helper()
+		select {
+		case n := <-nodes:
+			return n
+		case r := <-got:
+			t.Fatalf("AcquireN returned (%v) where it should make a node", r.err)
+		case <-ctx.Done():
+			t.Fatal("no node made")
+		}
+		return ""
+	}
+	first := []string{next(), next()}
+	testenv.WaitFor(t, testenv.WaitShort, "the acquirer waiting on the leases", func() bool {
+		armed, waiters := c.WatchStats()
+		return armed == 1 && waiters == 1
+	})
+	if err := other.Delete(ctx, first[0]); err != nil { // an operator
+		t.Fatal(err)
+	}
+	again := []string{next(), next()}
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var granted []string
+	for _, l := range r.ls {
+		granted = append(granted, l.Node())
+	}
+	if !slices.Equal(granted, again) {
+		t.Fatalf("granted %v, want the second set %v (the first was %v)", granted, again, first)
+	}
+	if left := leaseNodes(t, c, path); len(left) != 2 {
+		t.Fatalf("lease nodes %v, want only the two granted", left)
+	}
+	if err := s.ReturnAll(ctx, r.ls); err != nil {
+		t.Fatal(err)
+	}
+}
