@@ -12,4 +12,11 @@
 // getChildren itself. A Hold is one holding of a contender: the held
 // context, the Lost channel, the fencing token, guarded writes and the
 // release, one rule for every recipe.
+//
+// Two shortcuts of the mutex's queue (one contender name, first holds)
+// save requests no peer saves, each with its proof in its file: the
+// handoff (handoff.go), a waiter holding when its process saw every
+// contender before it go, and the gap rule (gap.go), a new contender
+// taking its first decision on the driver's last reading when its
+// sequence follows that reading's highest.
 package driver
