@@ -98,6 +98,37 @@ func TestHarness(t *testing.T) {
 }
 
 // checkRun checks one run's own figures.
+// TestHarnessEnsemble runs the harness against a local 3-member ensemble
+// (--ensemble 3): the peers get the three servers, and the waiters' check
+// finds their watches on whichever server their session chose. Correctness
+// only, as TestHarness.
+func TestHarnessEnsemble(t *testing.T) {
+	t.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+	c, err := parseFlags([]string{"--mode", "tiny", "--connect=", "--ensemble", "3",
+		"--peers", "gocurator,gozk", "--workloads", "contended,waiters", "--k", "2"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, log bytes.Buffer
+	rep, err := harness(c, &out, &log)
+	t.Logf("stderr:\n%s\nstdout:\n%s", log.String(), out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv := rep.Environment["server"]; !strings.Contains(srv, "3-member ensemble") {
+		t.Errorf("server %q, want a 3-member ensemble", srv)
+	}
+	if rep.Violations != 0 || rep.Failures != 0 || len(rep.Results) == 0 {
+		t.Fatalf("violations %d, failures %d, %d results", rep.Violations, rep.Failures, len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		checkRun(t, c, r)
+	}
+	if _, err := parseFlags([]string{"--ensemble", "0"}, &log); err == nil {
+		t.Error("--ensemble 0 accepted")
+	}
+}
+
 func checkRun(t *testing.T, c *config, r *Result) {
 	t.Helper()
 	want := c.ops

@@ -24,6 +24,7 @@ type config struct {
 	ws           []int // waiters, every peer
 	wsGo         []int // waiters, the Go peers only (a JVM thread per waiter)
 	serverWarmup int   // unreported lock ops before round 1 (the server is a JVM too)
+	ensemble     int   // members of the local ZooKeeper the harness starts
 	jsonFile     string
 	javaOpts     string
 	timeout      time.Duration // one peer process, start to end
@@ -84,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.javaOpts, "java-opts", orDefault(os.Getenv("BENCH_JAVA_OPTS"), defaultJavaOpts), "JVM options of the curator peer (default $BENCH_JAVA_OPTS, else these)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
 	fs.StringVar(&c.connect, "connect", os.Getenv("ZK_CONNECT"), "ZooKeeper connect string (default $ZK_CONNECT, else a local server is started)")
+	fs.IntVar(&c.ensemble, "ensemble", 1, "members of the local ZooKeeper started when no --connect is given (1: one standalone server; 3: a quorum, where reads no longer wait behind other sessions' writes)")
 	fs.IntVar(&c.n, "n", 0, "uncontended: acquire+release pairs")
 	fs.IntVar(&c.ops, "ops", 0, "contended, semaphore, rwlock: acquisitions in total")
 	fs.IntVar(&c.warmup, "warmup", 0, "acquisitions before timing")
@@ -133,6 +135,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.rounds < 1 || c.n < 1 || c.ops < 1 || c.warmup < 0 {
 		return nil, fmt.Errorf("--rounds, --n and --ops must be positive, --warmup not negative")
+	}
+	if c.ensemble < 1 {
+		return nil, fmt.Errorf("--ensemble %d: want at least 1", c.ensemble)
 	}
 	return c, nil
 }

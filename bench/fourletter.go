@@ -34,22 +34,27 @@ func fourLetter(connect, cmd string) (string, error) {
 	return string(b), nil
 }
 
-// watchesUnder counts the (path, session) data watches the server holds on
-// nodes under path (path is relative to the connect string's chroot).
-func watchesUnder(connect, path string) (int, error) {
-	out, err := fourLetter(connect, "wchp")
-	if err != nil {
-		return 0, err
-	}
-	_, chroot, _ := strings.Cut(connect, "/")
+// watchesUnder counts the (path, session) data watches the servers hold
+// on nodes under path (path is relative to the connect string's chroot),
+// over every server of the connect string: a session's watches live on
+// the server it is connected to.
+func watchesUnder(connect string, path string) (int, error) {
+	hosts, chroot, _ := strings.Cut(connect, "/")
 	prefix := strings.TrimSuffix("/"+chroot, "/") + path + "/"
-	n, in := 0, false
-	for _, line := range strings.Split(out, "\n") {
-		switch t := strings.TrimSpace(line); {
-		case strings.HasPrefix(t, "/"):
-			in = strings.HasPrefix(t, prefix)
-		case in && strings.HasPrefix(t, "0x"):
-			n++
+	n := 0
+	for _, host := range strings.Split(hosts, ",") {
+		out, err := fourLetter(host, "wchp")
+		if err != nil {
+			return 0, err
+		}
+		in := false
+		for _, line := range strings.Split(out, "\n") {
+			switch t := strings.TrimSpace(line); {
+			case strings.HasPrefix(t, "/"):
+				in = strings.HasPrefix(t, prefix)
+			case in && strings.HasPrefix(t, "0x"):
+				n++
+			}
 		}
 	}
 	return n, nil

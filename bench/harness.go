@@ -33,6 +33,7 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup,
 		"hold_ms": c.hold.Milliseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
+		"ensemble": c.ensemble,
 	}}
 	self, err := os.Executable()
 	if err != nil {
@@ -48,7 +49,7 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 			defer s.curator.remove()
 		}
 	}
-	connect, serverDesc, stop, err := startServer(c.connect)
+	connect, serverDesc, stop, err := startServer(c.connect, c.ensemble)
 	if err != nil {
 		return nil, err
 	}
