@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,22 +35,8 @@ func TestHarness(t *testing.T) {
 		p.remove()
 		peers += ",curator"
 	}
-	// a -race binary sleeps 1 s at exit by default; the peers are this binary
-	t.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	jsonFile := filepath.Join(t.TempDir(), "results.json")
-	c, err := parseFlags([]string{"--mode", "tiny", "--rounds", "2", "--peers", peers, "--json", jsonFile}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, log bytes.Buffer
-	rep, err := harness(c, &out, &log)
-	t.Logf("stderr:\n%s\nstdout:\n%s", log.String(), out.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Violations != 0 || rep.Failures != 0 || len(rep.Unavailable) != 0 {
-		t.Fatalf("violations %d, failures %d, unavailable %v", rep.Violations, rep.Failures, rep.Unavailable)
-	}
+	c, rep, out := runHarness(t, "--mode", "tiny", "--rounds", "2", "--peers", peers, "--json", jsonFile)
 	jobs := plan(c)
 	for _, j := range jobs {
 		for _, p := range j.peers {
@@ -82,7 +69,7 @@ func TestHarness(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore"} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q", want)
 		}
 	}
@@ -97,15 +84,35 @@ func TestHarness(t *testing.T) {
 	}
 }
 
-// checkRun checks one run's own figures.
 // TestHarnessEnsemble runs the harness against a local 3-member ensemble
 // (--ensemble 3): the peers get the three servers, and the waiters' check
 // finds their watches on whichever server their session chose. Correctness
 // only, as TestHarness.
 func TestHarnessEnsemble(t *testing.T) {
+	c, rep, _ := runHarness(t, "--mode", "tiny", "--connect=", "--ensemble", "3",
+		"--peers", "gocurator,gozk", "--workloads", "contended,waiters", "--k", "2")
+	if srv := rep.Environment["server"]; !strings.Contains(srv, "3-member ensemble") {
+		t.Errorf("server %q, want a 3-member ensemble", srv)
+	}
+	if len(rep.Results) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range rep.Results {
+		checkRun(t, c, r)
+	}
+	if _, err := parseFlags([]string{"--ensemble", "0"}, io.Discard); err == nil {
+		t.Error("--ensemble 0 accepted")
+	}
+}
+
+// runHarness runs the harness with args and fails the test on an error, a
+// violation, a failed run or a peer unavailable; it returns the printed
+// table too.
+func runHarness(t *testing.T, args ...string) (*config, *report, string) {
+	t.Helper()
+	// a -race binary sleeps 1 s at exit by default; the peers are this binary
 	t.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
-	c, err := parseFlags([]string{"--mode", "tiny", "--connect=", "--ensemble", "3",
-		"--peers", "gocurator,gozk", "--workloads", "contended,waiters", "--k", "2"}, os.Stderr)
+	c, err := parseFlags(args, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,20 +122,13 @@ func TestHarnessEnsemble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv := rep.Environment["server"]; !strings.Contains(srv, "3-member ensemble") {
-		t.Errorf("server %q, want a 3-member ensemble", srv)
+	if rep.Violations != 0 || rep.Failures != 0 || len(rep.Unavailable) != 0 {
+		t.Fatalf("violations %d, failures %d, unavailable %v", rep.Violations, rep.Failures, rep.Unavailable)
 	}
-	if rep.Violations != 0 || rep.Failures != 0 || len(rep.Results) == 0 {
-		t.Fatalf("violations %d, failures %d, %d results", rep.Violations, rep.Failures, len(rep.Results))
-	}
-	for _, r := range rep.Results {
-		checkRun(t, c, r)
-	}
-	if _, err := parseFlags([]string{"--ensemble", "0"}, &log); err == nil {
-		t.Error("--ensemble 0 accepted")
-	}
+	return c, rep, out.String()
 }
 
+// checkRun checks one run's own figures.
 func checkRun(t *testing.T, c *config, r *Result) {
 	t.Helper()
 	want := c.ops
