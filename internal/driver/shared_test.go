@@ -21,10 +21,7 @@ func TestSharedReadsCoalesce(t *testing.T) {
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	c := testenv.Client(t, px.Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
-	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDriver(t, c, testenv.Path(t, "/driver"))
 	holder, err := d.Enqueue(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,10 +80,7 @@ func TestSharedReadNeverOlderThanTheCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := driver.New(c, path, "lock-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDriver(t, c, path)
 	mine, err := d.Enqueue(ctx, nil) // second
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +115,21 @@ func TestSharedReadNeverOlderThanTheCall(t *testing.T) {
 	}
 }
 
+// enqueueN makes n contenders of d, deleted when the test ends.
+func enqueueN(t *testing.T, ctx context.Context, d *driver.Driver, n int) []*driver.Contender {
+	t.Helper()
+	cts := make([]*driver.Contender, n)
+	for i := range cts {
+		c, err := d.Enqueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Delete(ctx) })
+		cts[i] = c
+	}
+	return cts
+}
+
 type cancelKey struct{}
 
 // The caller that sends a shared read may give up (its ctx ends) while
@@ -130,17 +139,8 @@ type cancelKey struct{}
 func TestSharedReadSenderGivesUp(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
-	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cts [3]*driver.Contender
-	for i := range cts {
-		if cts[i], err = d.Enqueue(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		defer cts[i].Delete(ctx)
-	}
+	d := newDriver(t, c, testenv.Path(t, "/driver"))
+	cts := enqueueN(t, ctx, d, 3)
 	var (
 		mu    sync.Mutex
 		sends int
@@ -198,10 +198,7 @@ func TestSharedReadInterruptedByClose(t *testing.T) {
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	c := testenv.Client(t, px.Addr(), framework.WithNamespace(testenv.Uniq("shclose")))
 	ctx := testenv.Ctx(t, testenv.WaitShort)
-	d, err := driver.New(c, "/p", "lock-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDriver(t, c, "/p")
 	ct, err := d.Enqueue(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -232,23 +229,14 @@ func TestSharedReadInterruptedByClose(t *testing.T) {
 func TestSharedReadsUnderLoad(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
-	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDriver(t, c, testenv.Path(t, "/driver"))
 	first, err := d.Enqueue(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Delete(ctx)
 	const waiters, rounds = 64, 30
-	cts := make([]*driver.Contender, waiters)
-	for i := range cts {
-		if cts[i], err = d.Enqueue(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		defer cts[i].Delete(ctx)
-	}
+	cts := enqueueN(t, ctx, d, waiters)
 	var wg sync.WaitGroup
 	for _, ct := range cts {
 		wg.Add(1)
@@ -279,17 +267,8 @@ type nameKey struct{}
 func TestSharedReadSentOnce(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
-	d, err := driver.New(c, testenv.Path(t, "/driver"), "lock-", driver.MaxLeases(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cts [3]*driver.Contender
-	for i := range cts {
-		if cts[i], err = d.Enqueue(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		defer cts[i].Delete(ctx)
-	}
+	d := newDriver(t, c, testenv.Path(t, "/driver"))
+	cts := enqueueN(t, ctx, d, 3)
 	named := func(n string) context.Context { return context.WithValue(ctx, nameKey{}, n) }
 	var (
 		mu    sync.Mutex
