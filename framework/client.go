@@ -34,6 +34,11 @@ type Client struct {
 	redial  chan struct{} // asks the dialer goroutine for a new connection
 
 	rootReady atomic.Bool
+	// epoch moves with every session event go-zookeeper delivers (on its
+	// own goroutine, between the last packet of one connection and the
+	// first of the next) and with every generation: an unchanged epoch
+	// means one connection all along (Mark).
+	epoch atomic.Uint64
 
 	mu            sync.Mutex
 	closed        bool
@@ -60,6 +65,7 @@ type Client struct {
 // and its lock-free copy liveGen move together.
 func (c *Client) nextGenLocked() int {
 	c.gen++
+	c.epoch.Add(1) // before liveGen: an event dropped for its generation finds the epoch moved
 	c.liveGen.Store(int64(c.gen))
 	return c.gen
 }
@@ -172,6 +178,7 @@ func (c *Client) dial() error {
 			}
 			return
 		}
+		c.epoch.Add(1) // in go-zookeeper's order: before any packet of a next connection
 		e := event{gen: l.gen, zk: ev}
 		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
 			e.sid, e.timeout = conn.SessionID(), l.timeout()

@@ -66,6 +66,10 @@ type Created struct {
 	// counts the new node); nil when it could not be read that way (the
 	// create was retried, a parent had to be made, the connection went).
 	Parent *Stat
+	// ParentMark is, with WithParentMark, a Mark on the parent set by that
+	// same read (so intact means: the parent Parent describes); nil when
+	// Parent is, or the connection changed meanwhile.
+	ParentMark *Mark
 }
 
 // Create makes a node and returns its path (with the sequence number for
@@ -89,9 +93,12 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 		p.parent = c.readParentBehind(p)
 	}
 	v, pending, err := callPending(c, ctx, "create", p.userPath, p.attempt)
-	var parent *Stat
+	var (
+		parent *Stat
+		mark   *Mark
+	)
 	if p.parent != nil {
-		parent = p.parent.result(err == nil && v.first)
+		parent, mark = p.parent.result(err == nil && v.first)
 	}
 	if err != nil {
 		if p.co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
@@ -99,7 +106,7 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 		}
 		return Created{}, err
 	}
-	n := Created{Path: c.paths.user(v.path), Parent: parent}
+	n := Created{Path: c.paths.user(v.path), Parent: parent, ParentMark: mark}
 	if p.co.mode.Ephemeral() {
 		n.Session = c.sessionFor(v.sid)
 	}

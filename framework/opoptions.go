@@ -41,7 +41,7 @@ const (
 )
 
 var optionNames = []string{"WithMode", "WithProtection", "WithParents/WithParentContainers", "WithACL", "WithTTL",
-	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat"}
+	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat/WithParentMark"}
 
 type parentsMode int
 
@@ -62,6 +62,7 @@ type opOptions struct {
 	ttl       time.Duration
 
 	parentStat bool
+	parentMark bool // WithParentMark
 
 	version       int32
 	guaranteed    bool
@@ -159,6 +160,13 @@ func WithTTL(d time.Duration) OpOption {
 // wire). Default: off. Create.
 func WithParentStat() OpOption {
 	return func(o *opOptions) { o.set(optParentStat); o.parentStat = true }
+}
+
+// WithParentMark is WithParentStat whose read of the parent also sets a
+// data watch on it, kept as a Mark (Created.ParentMark) at no extra
+// request. Create.
+func WithParentMark() OpOption {
+	return func(o *opOptions) { o.set(optParentStat); o.parentStat, o.parentMark = true, true }
 }
 
 // WithVersion makes the operation succeed only if the node's version (for

@@ -13,7 +13,10 @@ import (
 // reading goroutine starts only once the create is written, and lives one
 // round trip.
 type parentRead struct {
+	c    *Client
 	full string                  // the parent's server path
+	mark *Mark                   // WithParentMark: the read also sets this data watch
+	w    *Watch                  // mark's waiter while the read is under way
 	conn atomic.Pointer[zk.Conn] // the first attempt's connection, set before its create is queued
 	done func() bool             // drops the expectation; true if the create was seen written
 	read chan struct{}           // closed once the reader ended
@@ -26,14 +29,33 @@ func (c *Client) readParentBehind(p *createPlan) *parentRead {
 	c.mu.Lock()
 	l := c.link
 	c.mu.Unlock()
-	r := &parentRead{full: p.parentFull, read: make(chan struct{})}
+	r := &parentRead{c: c, full: p.parentFull, read: make(chan struct{})}
+	if p.co.parentMark {
+		// The epoch before the create is queued: the mark holds only if
+		// the create and this read are answered on that connection.
+		key := watchKey{p.parentFull, watchData}
+		r.mark = &Mark{c: c, key: key, epoch: c.epoch.Load()}
+		r.w, r.mark.e, _ = c.watches.add(key, ParentPath(p.userPath))
+	}
 	r.done = l.expect(p.full, func() { go r.run() })
 	return r
 }
 
 func (r *parentRead) run() {
 	defer close(r.read)
-	if conn := r.conn.Load(); conn != nil {
+	conn := r.conn.Load()
+	switch {
+	case conn == nil:
+	case r.mark != nil:
+		// A watched read every time, even if a watch of an earlier
+		// connection is armed: only this connection's proves anything.
+		_, st, _, err := conn.GetW(r.full)
+		if err == nil {
+			r.c.watches.armed(r.mark.key, r.mark.e)
+			r.stat = st
+		}
+		r.w.Stop() // the armed entry stays for the mark; no waiter does
+	default:
 		if ok, st, err := conn.Exists(r.full); err == nil && ok {
 			r.stat = st
 		}
@@ -45,13 +67,19 @@ func (r *parentRead) run() {
 // read only when its stat will be used: a create whose ctx ended while it
 // was in flight returns without waiting for the server (the reader then
 // ends by itself, its stat unread).
-func (r *parentRead) result(valid bool) *Stat {
+func (r *parentRead) result(valid bool) (*Stat, *Mark) {
 	if !r.done() {
-		return nil // never written on the link armed (a reconnection): nothing read
+		if r.w != nil {
+			r.w.Stop()
+		}
+		return nil, nil // never written on the link armed (a reconnection): nothing read
 	}
 	if !valid {
-		return nil
+		return nil, nil
 	}
 	<-r.read
-	return r.stat
+	if r.stat == nil || !r.mark.Intact() {
+		return r.stat, nil
+	}
+	return r.stat, r.mark
 }

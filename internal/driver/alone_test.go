@@ -1,18 +1,22 @@
 package driver_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
 // An acquisition whose node is its path's only child right after its
-// create (the parent's stat read in the same round trip) holds without
-// reading the queue: a create, an exists behind it, no getChildren. Once a
-// reading shows others, the driver stops asking for the parent's stat
-// (it would be wasted) until a reading shows its node alone again.
+// create (the parent read in the same round trip, which also marks the
+// path) holds without reading the queue: a create, a getData behind it, no
+// getChildren. The next one of the same driver makes no read at all: its
+// sequence follows its last hold's, and the mark is intact (the gap rule).
+// Once a reading shows others, the driver asks for no parent read (it
+// would be wasted).
 func TestAloneHoldsWithoutReading(t *testing.T) {
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	c := testenv.Client(t, px.Addr())
@@ -20,44 +24,61 @@ func TestAloneHoldsWithoutReading(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitShort)
 	path := testenv.Path(t, "/alone")
 	d := newDriver(t, c, path)
-	warm, err := d.Acquire(ctx, nil, &driver.WaitOptions{}) // makes the path (its parent stat is not used)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := warm.Delete(ctx); err != nil {
-		t.Fatal(err)
-	}
+	persistentPath(t, other, path)
 	reads := func() int { return px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren) }
+	parentReads := func() int { return px.Requests(zktest.OpExists) + px.Requests(zktest.OpGetData) }
 
-	px.ResetCounts()
-	ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, e := reads(), px.Requests(zktest.OpExists); r != 0 || e != 1 {
-		t.Errorf("an uncontended acquisition: %d reads of the queue, %d exists; want 0 and 1", r, e)
-	}
-	if err := ct.Delete(ctx); err != nil {
-		t.Fatal(err)
+	for i, want := range []int{1, 0, 0} {
+		px.ResetCounts()
+		ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, p := reads(), parentReads(); r != 0 || p != want {
+			t.Errorf("uncontended acquisition %d: %d reads of the queue, %d parent reads; want 0 and %d", i, r, p, want)
+		}
+		if w := px.WatchRequests(zktest.OpGetData); w != want {
+			t.Errorf("uncontended acquisition %d: %d watched getData (the mark); want %d", i, w, want)
+		}
+		if err := ct.Delete(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 
-	// Someone else holds: the stat shows two children, the queue is read,
-	// and the next create asks for no stat.
+	// Someone else holds: the first Try reads the queue (its sequence does
+	// not follow), the next decides on that reading, asks for no parent
+	// read, and reads the queue before it answers ErrLocked.
 	held, err := newDriver(t, other, path).Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	px.ResetCounts()
 	if _, err := d.Acquire(ctx, nil, &driver.WaitOptions{Try: true}); err == nil {
 		t.Fatal("Try while another holds: held")
+	}
+	if r, p := reads(), parentReads(); r != 1 || p != 0 {
+		t.Errorf("Try after another's create: %d reads of the queue, %d parent reads; want 1 and 0", r, p)
 	}
 	px.ResetCounts()
 	if _, err := d.Acquire(ctx, nil, &driver.WaitOptions{Try: true}); err == nil {
 		t.Fatal("Try while another holds: held")
 	}
-	if e := px.Requests(zktest.OpExists); e != 0 {
-		t.Errorf("after a busy reading: %d exists with the create, want none", e)
+	if r, p := reads(), parentReads(); r != 1 || p != 0 {
+		t.Errorf("after a busy reading: %d reads of the queue, %d parent reads; want 1 and 0", r, p)
 	}
 	if err := held.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// persistentPath makes the lock path a persistent node, which the server
+// never reaps when it empties (a container would be, within a second on
+// zktest's servers), and removes it at the end.
+func persistentPath(t *testing.T, c *framework.Client, path string) {
+	t.Helper()
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	if _, err := c.Create(ctx, path, nil, framework.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), path, framework.WithIgnoreMissing()) })
 }

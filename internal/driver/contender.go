@@ -24,8 +24,8 @@ type Contender struct {
 	// can come before it (one use: Wait clears it).
 	siblings int
 	// known: the queue as the gap rule (gap.go) knows it right after the
-	// create, nil if it does not (one use: Wait clears it).
-	known *Queue
+	// create, with its mark; nil if it does not (one use: Wait clears it).
+	known *reading
 }
 
 // Node returns the contender's node path.

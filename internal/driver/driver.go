@@ -149,10 +149,24 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 		data = d.client.DefaultData()
 	}
 	opts := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
-	if !d.busy.Load() && !(d.handoff && known.waiting(d.client, d.path)) {
+	parentRead := framework.WithParentStat
+	if d.handoff {
+		parentRead = framework.WithParentMark // the gap rule's mark too (gap.go, 5.)
+	}
+	gap := d.handoff && d.last.ready()
+	switch {
+	case gap:
+		// Its sequence may show where it stands in the last reading: no
+		// parent read (one request of three when uncontended).
+	case d.handoff && !d.last.marked().Intact():
+		opts = append(opts, parentRead())
+	case !d.busy.Load() && !(d.handoff && known.waiting(d.client, d.path)):
 		// The parent's stat, in the same round trip: a node that is its
 		// path's only child decides without reading the queue (Wait).
-		opts = append(opts, framework.WithParentStat())
+		opts = append(opts, parentRead())
+	}
+	if testHookCreating != nil {
+		testHookCreating(d, gap)
 	}
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), data, opts...)
 	if err != nil {
@@ -160,12 +174,33 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 	}
 	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
 	c.seq, _ = d.Sequence(c.name)
-	if n.Parent != nil {
+	switch {
+	case n.Parent != nil:
 		c.siblings = int(n.Parent.NumChildren)
-	} else if d.handoff {
+		if n.ParentMark != nil {
+			d.last.setMark(n.ParentMark)
+			if c.siblings == 1 { // a reading: ours alone, read under its mark
+				d.last.read(&Queue{entries: []entry{{c.seq, c.name}}}, n.ParentMark)
+			}
+		}
+	case gap:
 		c.known = d.last.after(c)
 	}
 	return c, nil
+}
+
+// testHookCreating, set only by tests, runs just before a contender's
+// create by d, told whether the gap rule may decide it: a test changes the path
+// there, after the rule's first look and before the create.
+var testHookCreating func(d *Driver, gap bool)
+
+// SetCreateHook sets the hook run just before each contender's create
+// (tests only); the returned func restores the previous one. Set it only
+// while no create runs.
+func SetCreateHook(f func(d *Driver, gap bool)) (restore func()) {
+	old := testHookCreating
+	testHookCreating = f
+	return func() { testHookCreating = old }
 }
 
 // Acquire enqueues a contender and waits until it holds. On any failure

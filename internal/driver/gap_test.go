@@ -167,8 +167,9 @@ func TestGapRuleNotAcrossAGap(t *testing.T) {
 // server reaps an empty container) and made again between the driver's
 // reading and its next create, whose sequence then happens to follow that
 // reading's highest. The queue the rule knows holds none of the new path's
-// contenders: the new contender must read the queue once its predecessor
-// there is found gone, and wait behind the new holder, never hold past it.
+// contenders (it would wait on the old holder, find it gone and take the
+// handoff): the spent mark makes the new contender read the queue and wait
+// behind the new holder, never hold past it.
 func TestGapRuleAfterTheLockPathIsRemade(t *testing.T) {
 	s := newGapScene(t)
 	s.stopW1()
@@ -198,4 +199,73 @@ func TestGapRuleAfterTheLockPathIsRemade(t *testing.T) {
 	notYet(t, "w2, while the new holder holds: two holders", w2Done)
 	gone(t, s.ctx, newHolder)
 	heldThenGone(t, s.ctx, w2, w2Done)
+}
+
+// The same hole where the rule decides with no read at all: a driver that
+// held alone takes its next hold on its sequence alone. If the path is
+// reaped and made again (with another's holder below us) after the rule's
+// first look but before our create, only the mark's check once the create
+// has returned sees it: the contender must read the queue and wait.
+func TestGapRuleAloneAfterTheLockPathIsRemade(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/gapalone")
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	d, od := newDriver(t, testenv.Client(t, px.Addr()), path), newDriver(t, other, path)
+	persistentPath(t, other, path) // not reaped while it is empty between two holds
+	reads := func() int {
+		return px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren) + px.Requests(zktest.OpGetData)
+	}
+	for i := 0; i < 2; i++ { // marks the path, then holds by the rule
+		px.ResetCounts()
+		c, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone(t, ctx, c)
+		if i == 1 && reads() != 0 {
+			t.Fatalf("the second hold alone made %d reads, want 0 (the premise: the rule decides it)", reads())
+		}
+	}
+	var newHolder *driver.Contender
+	t.Cleanup(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
+		if by != d || newHolder != nil {
+			return // od's creates below, or a later one of d's
+		}
+		if !gap {
+			t.Error("the rule did not look at the create (the premise)")
+		}
+		if err := other.Delete(ctx, path); err != nil { // the reaper
+			t.Error(err)
+			return
+		}
+		// The path anew (a container): sequences 0 (the new holder) and 1
+		// (gone), so that ours is 2, one more than our last hold's.
+		var err error
+		if newHolder, err = od.Acquire(ctx, nil, &driver.WaitOptions{}); err != nil {
+			t.Error(err)
+			return
+		}
+		x, err := od.Enqueue(ctx, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		gone(t, ctx, x)
+	}))
+	w, err := d.Enqueue(ctx, nil)
+	if err != nil || newHolder == nil {
+		t.Fatal(err)
+	}
+	driver.SetCreateHook(nil)
+	if seq, _ := d.Sequence(w.Name()); seq != "0000000002" {
+		t.Fatalf("w's sequence %s, want 0000000002 (the test's premise)", seq)
+	}
+	wDone := waitOn(ctx, w)
+	testenv.WaitFor(t, testenv.WaitShort, "w watching the new holder", func() bool {
+		notYet(t, "w, while the new holder holds: two holders", wDone)
+		return watchedUnder(t, path)[newHolder.Name()] == 1
+	})
+	gone(t, ctx, newHolder)
+	heldThenGone(t, ctx, w, wDone)
 }

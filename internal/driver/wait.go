@@ -133,7 +133,7 @@ type round struct {
 	pred     string // the contender waited on; "" for any change among them
 	wake     <-chan struct{}
 	undo     func() // OnWoken's, until the waiter is found holding or not
-	unproved bool   // q is the gap rule's, not yet proved (gap.go, 5.)
+	gap      bool   // q is the gap rule's (gap.go)
 	watchAll bool   // decide on watched reads (the last decision was Decision{})
 	first    bool   // no reading yet
 }
@@ -151,22 +151,24 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	}
 	siblings, gapq := c.siblings, c.known
 	c.siblings, c.known = 0, nil // known right after the create only
-	r.unproved = false
+	r.gap = false
 	switch {
 	case siblings > 0 && o.Fits != nil && o.Fits(siblings):
 		return true, nil // held by the count alone (the semaphore's rule)
 	case siblings == 1:
 		r.q = &Queue{entries: []entry{{c.seq, c.name}}} // the queue as it was right after our create
-	case gapq != nil && !o.Try: // a Try answers on the queue as it is now
-		r.q, r.unproved = gapq, true
+	case gapq != nil:
+		r.q, r.gap = gapq.q, true
+		d.last.read(gapq.q, gapq.mark) // the next create's reading
 	case r.watchAll:
 		r.q, r.w, err = d.queueW(ctx)
 	default:
 		// Shared: a thousand waiters of one process make one read (never
 		// one older than their own call) and sort it once.
+		m := d.last.marked() // set before the read (gap.go, 5.)
 		r.q, err = d.queueShared(ctx)
 		if err == nil && d.handoff {
-			d.last.read(r.q)
+			d.last.read(r.q, m)
 		}
 	}
 	if err != nil {
@@ -181,8 +183,8 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		d.busy.Store(!alone)
 	}
 	dec, err := c.decide(r.q, o.With)
-	if r.unproved && err == nil && (dec.Held || dec.Watch == "") {
-		return false, nil // nothing but a wait on a contender is decided on it (gap.go): read it
+	if r.gap && o.Try && err == nil && !dec.Held {
+		return false, nil // a Try answers ErrLocked on the queue as it is now (gap.go): read it
 	}
 	if err != nil || dec.Held || o.Try {
 		if r.w != nil {
@@ -224,7 +226,6 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	if err != nil {
 		return true, err
 	}
-	r.unproved = false // our predecessor is there after our create: proved
 	return false, nil
 }
 
@@ -235,7 +236,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 // enough. false, nil: read the queue again.
 func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
 	ho, q, pred := r.ho, r.q, r.pred
-	if ho == nil || r.unproved {
+	if ho == nil {
 		return false, nil
 	}
 	known.deleted(c.d.client, c.d.path, pred)

@@ -1,0 +1,41 @@
+package framework
+
+// Mark is a watch on a node that is kept, not waited on: it tells, without
+// a request, that the node has been neither changed nor deleted since the
+// mark was set, as far as any later reply of this client can show. If
+// Intact reports true after a call of this client returned, the server
+// carried out that call while the marked node was still the same node,
+// unchanged since the mark was set.
+//
+// Why that holds: ZooKeeper sends a session the events of its watches in
+// order with the replies to its requests, on one connection. A change to
+// the node that the server applied before that call is therefore read by
+// the client, and the mark spent, before the call's reply arrives; and a
+// new connection (whose watches go-zookeeper sets again in the
+// background, racing the client's requests) spends every mark made on an
+// earlier one. So a mark may report a change that did not happen (a
+// reconnection), never miss one that did.
+//
+// The lock driver marks its lock path (WithParentMark): a lock path the
+// server reaped and made again has its sequence counter back at zero, and
+// an intact mark proves that did not happen. The kept watch costs the
+// server one watch per marked node and client, until the node changes or
+// the session ends. There is no Curator counterpart.
+type Mark struct {
+	c     *Client
+	key   watchKey
+	e     *watchEntry
+	epoch uint64
+}
+
+// Intact reports that the node has not changed since it was marked (see
+// Mark). It makes no request.
+func (m *Mark) Intact() bool {
+	if m == nil || m.c.epoch.Load() != m.epoch {
+		return false
+	}
+	w := m.c.watches
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.entries[m.key] == m.e && m.e.armed // an entry leaves the map when it fires
+}

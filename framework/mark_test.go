@@ -1,0 +1,92 @@
+package framework_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// A Mark (WithParentMark) is spent, as seen after any later reply of its
+// client, by every change to the marked node that the server applied
+// before that reply (a setData, a delete), and by a new connection even
+// where nothing changed. It keeps no waiter, and costs no request beyond
+// the create's parent read.
+func TestMarkSpentByAnEarlierChange(t *testing.T) {
+	px := startProxyFor(t)
+	ns := framework.WithNamespace(testenv.Uniq("mark"))
+	c := newClient(t, px.Addr(), ns)
+	other := newClient(t, testenv.Shared().ConnectString(), ns)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	mark := func() (*framework.Created, *framework.Mark) {
+		t.Helper()
+		if _, err := other.Create(ctx, "/p", nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+		px.ResetCounts()
+		n, err := c.CreateNode(ctx, "/p/n-", nil, framework.WithMode(framework.ModeEphemeralSequential),
+			framework.WithProtection(), framework.WithParentMark())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.ParentMark == nil || n.Parent == nil || n.Parent.NumChildren != 1 {
+			t.Fatalf("ParentMark %v, Parent %+v; want a mark and the parent's stat", n.ParentMark, n.Parent)
+		}
+		if g, w := px.Requests(zktest.OpGetData), px.WatchRequests(zktest.OpGetData); g != 1 || w != 1 {
+			t.Errorf("%d getData, %d watched; want the one parent read, watched", g, w)
+		}
+		return &n, n.ParentMark
+	}
+	// reply makes a request of c's and waits for its reply.
+	reply := func() {
+		t.Helper()
+		if _, _, err := c.Exists(ctx, "/elsewhere"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	n, m := mark()
+	reply()
+	if !m.Intact() {
+		t.Fatal("nothing changed, yet the mark is spent")
+	}
+	if _, waiters := c.WatchStats(); waiters != 0 {
+		t.Errorf("%d waiters kept for a mark, want 0", waiters)
+	}
+	if _, err := other.Set(ctx, "/p", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	reply()
+	if m.Intact() {
+		t.Error("the parent's data changed before a later reply, yet the mark is intact")
+	}
+	if err := c.Delete(ctx, n.Path); err != nil {
+		t.Fatal(err)
+	}
+
+	n, m = mark()
+	if err := c.Delete(ctx, n.Path); err != nil { // a child's change is no change of the node
+		t.Fatal(err)
+	}
+	if !m.Intact() {
+		t.Fatal("deleting a child spent the parent's mark")
+	}
+	if err := other.Delete(ctx, "/p"); err != nil {
+		t.Fatal(err)
+	}
+	reply()
+	if m.Intact() {
+		t.Error("the parent was deleted before a later reply, yet the mark is intact")
+	}
+
+	_, m = mark()
+	px.Drop()
+	reply() // on the next connection
+	if m.Intact() {
+		t.Error("a new connection left the mark intact (its watch is set again in the background)")
+	}
+}
