@@ -159,7 +159,12 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		r.q = &Queue{entries: []entry{{c.seq, c.name}}} // the queue as it was right after our create
 	case gapq != nil:
 		r.q, r.gap = gapq.q, true
-		d.last.read(gapq.q, gapq.mark) // the next create's reading
+		if gapq.q.Len() == 1 {
+			// Ours alone: the next create's reading. A longer one may hold
+			// contenders gone since, which a chain of such readings would
+			// keep for good (a GetW and an exists per acquisition).
+			d.last.read(gapq.q, gapq.mark)
+		}
 	case r.watchAll:
 		r.q, r.w, err = d.queueW(ctx)
 	default:
