@@ -155,6 +155,7 @@ func (c *Client) dial() error {
 		return curator.ErrClosed
 	}
 	l := newLink(c.nextGenLocked(), c.opts.dialer, len(c.opts.auths))
+	l.watching = func() bool { armed, _ := c.watches.size(); return armed > 0 }
 	lookup := c.lookupHost
 	c.mu.Unlock()
 	addrs, err := c.resolve(lookup)

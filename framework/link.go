@@ -27,6 +27,11 @@ type link struct {
 	needAuth int // credentials the client sends on each connection
 
 	negotiated atomic.Int64 // ms granted in the latest handshake
+	// watching reports that the client has armed watches, which
+	// go-zookeeper then has too (it registers one before we record it
+	// armed, and both drop it on the same event): see sock.gate.
+	watching func() bool
+	dials    int // under mu
 
 	mu      sync.Mutex
 	dead    bool
@@ -41,6 +46,9 @@ const (
 	opPing    = 11
 	opClose   = -11
 	opSetAuth = 100
+	// opSetWatches: go-zookeeper sets its watches again on a new connection
+	// of the session (sock.gate).
+	opSetWatches = 101
 )
 
 // errLinkClosed refuses a dial on a retired link.
@@ -127,13 +135,17 @@ func (l *link) dialer(network, address string, timeout time.Duration) (net.Conn,
 	if err != nil {
 		return nil, err
 	}
-	s := &sock{Conn: nc, l: l}
+	s := &sock{Conn: nc, l: l, closed: make(chan struct{})}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dead {
 		nc.Close()
 		return nil, errLinkClosed
 	}
+	if l.dials > 0 && l.needAuth == 0 && l.watching != nil && l.watching() {
+		s.gate = make(chan struct{})
+	}
+	l.dials++
 	l.socks[s] = struct{}{}
 	return s, nil
 }
@@ -146,6 +158,7 @@ func (l *link) kill() {
 	l.socks = map[*sock]struct{}{}
 	l.mu.Unlock()
 	for s := range socks {
+		s.shut()
 		s.Conn.Close()
 	}
 }
@@ -186,6 +199,21 @@ type sock struct {
 	// and a reply), in one (issue 16: client CPU per acquisition).
 	rbuf       []byte
 	rpos, rend int
+	nread      int // bytes delivered, up to the end of the ConnectResponse
+
+	// gate, on a later connection of a session with watches, holds every
+	// packet after the ConnectResponse back until go-zookeeper has written
+	// its SetWatches. go-zookeeper v1.0.4 builds that request from
+	// c.lastZxid on its loop goroutine after it has started the new
+	// connection's receiving goroutine, which writes c.lastZxid on every
+	// reply, with no lock (go-zookeeper/zk#35): holding the replies until
+	// the request is written orders the two. Without armed watches there
+	// is no SetWatches, and no read of c.lastZxid. Not with credentials:
+	// their replies must pass before go-zookeeper's sender starts.
+	gate     chan struct{} // nil: no gate; closed: open
+	gateOnce sync.Once
+	closed   chan struct{}
+	shutOnce sync.Once
 
 	wmu     sync.Mutex
 	greeted bool // the ConnectRequest is written
@@ -196,11 +224,46 @@ type sock struct {
 // a lock's traffic; a larger read (a long listing) bypasses it.
 const readAhead = 4096
 
+// openGate lets the replies through (sock.gate).
+func (s *sock) openGate() { s.gateOnce.Do(func() { close(s.gate) }) }
+
+// shut ends a wait at the gate: the socket is closed.
+func (s *sock) shut() { s.shutOnce.Do(func() { close(s.closed) }) }
+
+// atGate waits, once the ConnectResponse has been read, until the gate
+// opens, the socket closes, or a receive timeout of go-zookeeper's passes
+// (a backstop: the gate then opens).
+func (s *sock) atGate() {
+	if s.nhdr < len(s.hdr) || s.nread < 4+int(binary.BigEndian.Uint32(s.hdr[0:4])) {
+		return
+	}
+	select {
+	case <-s.gate:
+		return
+	default:
+	}
+	d := s.l.timeout() * 2 / 3
+	if d <= 0 {
+		d = 10 * time.Second
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.gate:
+	case <-s.closed:
+	case <-t.C:
+		s.openGate()
+	}
+}
+
 func (s *sock) Read(p []byte) (int, error) {
 	var (
 		n   int
 		err error
 	)
+	if s.gate != nil {
+		s.atGate()
+	}
 	switch {
 	case s.rpos < s.rend:
 		n = copy(p, s.rbuf[s.rpos:s.rend])
@@ -216,6 +279,9 @@ func (s *sock) Read(p []byte) (int, error) {
 		s.rpos, s.rend = 0, m
 		n = copy(p, s.rbuf[:m])
 		s.rpos = n
+	}
+	if s.gate != nil {
+		s.nread += n
 	}
 	if s.nhdr < len(s.hdr) && n > 0 {
 		s.nhdr += copy(s.hdr[s.nhdr:], p[:n])
@@ -249,6 +315,9 @@ func (s *sock) Write(p []byte) (int, error) {
 	}
 	s.wmu.Unlock()
 	n, err := s.Conn.Write(p)
+	if err == nil && s.gate != nil && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:12])) == opSetWatches {
+		s.openGate()
+	}
 	if err == nil && s.l.nexpect.Load() > 0 {
 		s.l.wrote(p)
 	}
@@ -256,6 +325,7 @@ func (s *sock) Write(p []byte) (int, error) {
 }
 
 func (s *sock) Close() error {
+	s.shut()
 	s.l.mu.Lock()
 	delete(s.l.socks, s)
 	s.l.mu.Unlock()
