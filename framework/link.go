@@ -28,10 +28,11 @@ type link struct {
 
 	negotiated atomic.Int64 // ms granted in the latest handshake
 	// watching reports that the client has armed watches, which
-	// go-zookeeper then has too (it registers one before we record it
-	// armed, and both drop it on the same event): see sock.gate.
+	// go-zookeeper then has too (see sock.gate).
 	watching func() bool
-	dials    int // under mu
+	// traceGate, in tests, hears what the gate does with a packet:
+	// "pass" or "hold" (and its xid).
+	traceGate func(what string, xid int32)
 
 	mu      sync.Mutex
 	dead    bool
@@ -142,10 +143,9 @@ func (l *link) dialer(network, address string, timeout time.Duration) (net.Conn,
 		nc.Close()
 		return nil, errLinkClosed
 	}
-	if l.dials > 0 && l.needAuth == 0 && l.watching != nil && l.watching() {
+	if l.watching != nil && l.watching() {
 		s.gate = make(chan struct{})
 	}
-	l.dials++
 	l.socks[s] = struct{}{}
 	return s, nil
 }
@@ -199,21 +199,37 @@ type sock struct {
 	// and a reply), in one (issue 16: client CPU per acquisition).
 	rbuf       []byte
 	rpos, rend int
-	nread      int // bytes delivered, up to the end of the ConnectResponse
 
-	// gate, on a later connection of a session with watches, holds every
-	// packet after the ConnectResponse back until go-zookeeper has written
-	// its SetWatches. go-zookeeper v1.0.4 builds that request from
-	// c.lastZxid on its loop goroutine after it has started the new
+	// gate holds go-zookeeper's replies back on a connection that resumes
+	// a session with watches, until go-zookeeper has written its
+	// SetWatches request. go-zookeeper v1.0.4 builds that request from
+	// c.lastZxid on its loop goroutine after it has started the
 	// connection's receiving goroutine, which writes c.lastZxid on every
-	// reply, with no lock (go-zookeeper/zk#35): holding the replies until
-	// the request is written orders the two. Without armed watches there
-	// is no SetWatches, and no read of c.lastZxid. Not with credentials:
-	// their replies must pass before go-zookeeper's sender starts.
+	// reply (xid >= 0), with no lock: a data race (go-zookeeper/zk#35,
+	// samuel/go-zookeeper#260, unfixed in the release). A held reply is
+	// read only after the request is written, so after c.lastZxid was
+	// read. Other packets pass (events, pings, setAuth replies: their
+	// xids are negative and go-zookeeper writes no c.lastZxid for them;
+	// with credentials, go-zookeeper's sender waits for the setAuth
+	// replies before it writes anything else).
+	//
+	// go-zookeeper sends SetWatches exactly when it keeps watches, and
+	// then only on a connection that resumes its session (a new session
+	// drops them all). We know its watches through ours: an armed watch of
+	// the mux is one go-zookeeper keeps (it registers its own before our
+	// read returns, and both drop it on the same event, ours first,
+	// synchronously in its receiving goroutine). Hence the gate's
+	// conditions: armed watches when the connection is dialled, and a
+	// ConnectRequest with a session id. A mismatch we do not foresee costs
+	// a wait bounded by gateBackstop, never a hang.
 	gate     chan struct{} // nil: no gate; closed: open
 	gateOnce sync.Once
-	closed   chan struct{}
+	closed   chan struct{} // closed with the socket: ends a wait at the gate
 	shutOnce sync.Once
+	// Read side, while the gate is in force (not yet seen open).
+	open   bool
+	nread  int // bytes delivered so far
+	pktEnd int // stream offset where the packet being delivered ends
 
 	wmu     sync.Mutex
 	greeted bool // the ConnectRequest is written
@@ -224,36 +240,85 @@ type sock struct {
 // a lock's traffic; a larger read (a long listing) bypasses it.
 const readAhead = 4096
 
+// gateBackstop bounds a wait at the gate: a third of the session timeout
+// (go-zookeeper's ping interval; its receive timeout is two thirds), at
+// most 2 s.
+func (s *sock) gateBackstop() time.Duration {
+	d := s.l.timeout() / 3
+	if d <= 0 || d > 2*time.Second {
+		d = 2 * time.Second
+	}
+	return d
+}
+
 // openGate lets the replies through (sock.gate).
 func (s *sock) openGate() { s.gateOnce.Do(func() { close(s.gate) }) }
 
 // shut ends a wait at the gate: the socket is closed.
 func (s *sock) shut() { s.shutOnce.Do(func() { close(s.closed) }) }
 
-// atGate waits, once the ConnectResponse has been read, until the gate
-// opens, the socket closes, or a receive timeout of go-zookeeper's passes
-// (a backstop: the gate then opens).
-func (s *sock) atGate() {
-	if s.nhdr < len(s.hdr) || s.nread < 4+int(binary.BigEndian.Uint32(s.hdr[0:4])) {
-		return
+// admit runs at the start of each packet while the gate is in force: it
+// lets the ConnectResponse and packets of negative xid through, and holds
+// a reply until the gate opens, the socket closes (an error), or the
+// backstop passes.
+func (s *sock) admit() error {
+	if err := s.peek(8); err != nil {
+		return err
 	}
+	b := s.rbuf[s.rpos:s.rend]
+	first := s.pktEnd == 0
+	s.pktEnd = s.nread + 4 + int(binary.BigEndian.Uint32(b[0:4]))
+	if first {
+		return nil // the ConnectResponse
+	}
+	xid := int32(binary.BigEndian.Uint32(b[4:8]))
+	trace := s.l.traceGate
 	select {
 	case <-s.gate:
-		return
+		s.open = true
+		return nil
 	default:
 	}
-	d := s.l.timeout() * 2 / 3
-	if d <= 0 {
-		d = 10 * time.Second
+	if xid < 0 {
+		if trace != nil {
+			trace("pass", xid)
+		}
+		return nil
 	}
-	t := time.NewTimer(d)
+	if trace != nil {
+		trace("hold", xid)
+	}
+	t := time.NewTimer(s.gateBackstop())
 	defer t.Stop()
 	select {
 	case <-s.gate:
 	case <-s.closed:
+		return net.ErrClosed // never a held reply once the socket is closed
 	case <-t.C:
 		s.openGate()
 	}
+	s.open = true
+	return nil
+}
+
+// peek reads ahead until k bytes are buffered.
+func (s *sock) peek(k int) error {
+	if s.rbuf == nil {
+		s.rbuf = make([]byte, readAhead)
+	}
+	if s.rend-s.rpos >= k {
+		return nil
+	}
+	s.rend = copy(s.rbuf, s.rbuf[s.rpos:s.rend])
+	s.rpos = 0
+	for s.rend < k {
+		m, err := s.Conn.Read(s.rbuf[s.rend:])
+		s.rend += m
+		if err != nil && s.rend < k {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *sock) Read(p []byte) (int, error) {
@@ -261,8 +326,15 @@ func (s *sock) Read(p []byte) (int, error) {
 		n   int
 		err error
 	)
-	if s.gate != nil {
-		s.atGate()
+	if s.gate != nil && !s.open {
+		if s.nread == s.pktEnd {
+			if err := s.admit(); err != nil {
+				return 0, err
+			}
+		}
+		if !s.open && len(p) > s.pktEnd-s.nread {
+			p = p[:s.pktEnd-s.nread] // not a byte of the next packet before its turn
+		}
 	}
 	switch {
 	case s.rpos < s.rend:
@@ -280,7 +352,7 @@ func (s *sock) Read(p []byte) (int, error) {
 		n = copy(p, s.rbuf[:m])
 		s.rpos = n
 	}
-	if s.gate != nil {
+	if s.gate != nil && !s.open {
 		s.nread += n
 	}
 	if s.nhdr < len(s.hdr) && n > 0 {
@@ -301,6 +373,9 @@ func (s *sock) Write(p []byte) (int, error) {
 	s.wmu.Lock()
 	if !s.greeted {
 		s.greeted = true
+		if s.gate != nil && len(p) >= 28 && binary.BigEndian.Uint64(p[20:28]) == 0 {
+			s.openGate() // a new session: go-zookeeper has no watch to set again
+		}
 	} else if len(p) >= 12 {
 		switch op := int32(binary.BigEndian.Uint32(p[8:12])); op {
 		case opSetAuth:

@@ -56,7 +56,7 @@ func newGapScene(t *testing.T) *gapScene {
 func (s *gapScene) waitWatched(t *testing.T, who string, c *driver.Contender) {
 	t.Helper()
 	testenv.WaitFor(t, testenv.WaitShort, who+" watching "+c.Name(), func() bool {
-		return watchedUnder(t, s.path)[c.Name()] == 1
+		return testenv.WatchedUnder(t, testenv.Shared(), s.path)[c.Name()] == 1
 	})
 }
 
@@ -264,7 +264,7 @@ func TestGapRuleAloneAfterTheLockPathIsRemade(t *testing.T) {
 	wDone := waitOn(ctx, w)
 	testenv.WaitFor(t, testenv.WaitShort, "w watching the new holder", func() bool {
 		notYet(t, "w, while the new holder holds: two holders", wDone)
-		return watchedUnder(t, path)[newHolder.Name()] == 1
+		return testenv.WatchedUnder(t, testenv.Shared(), path)[newHolder.Name()] == 1
 	})
 	gone(t, ctx, newHolder)
 	heldThenGone(t, ctx, w, wDone)

@@ -3,7 +3,6 @@ package driver_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 
@@ -22,23 +21,6 @@ func newDriver(t testing.TB, c *framework.Client, path string) *driver.Driver {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// watchedUnder returns, for each node under path that the shared server
-// watches, how many sessions watch it.
-func watchedUnder(t testing.TB, path string) map[string]int {
-	t.Helper()
-	m, err := testenv.Shared().WatchesByPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for p, sessions := range m {
-		if strings.HasPrefix(p, path+"/") {
-			out[strings.TrimPrefix(p, path+"/")] = len(sessions)
-		}
-	}
-	return out
 }
 
 // waitOn starts Wait of c on a goroutine; its outcome comes on the channel.
@@ -74,7 +56,7 @@ func TestHandoffReadsNothing(t *testing.T) {
 		done[i] = waitOn(ctx, waiters[i])
 	}
 	testenv.WaitFor(t, testenv.WaitShort, "every waiter watching", func() bool {
-		return len(watchedUnder(t, d.Path())) == n
+		return len(testenv.WatchedUnder(t, testenv.Shared(), d.Path())) == n
 	})
 	px.ResetCounts()
 	if err := holder.Delete(ctx); err != nil {
@@ -133,7 +115,7 @@ func TestHandoffNotWithoutOurNode(t *testing.T) {
 	}
 	// s's predecessor went: it reads the queue again and waits on the holder.
 	testenv.WaitFor(t, testenv.WaitShort, "the successor waiting on the holder", func() bool {
-		m := watchedUnder(t, d.Path())
+		m := testenv.WatchedUnder(t, testenv.Shared(), d.Path())
 		return len(m) == 1 && m[holder.Name()] == 1
 	})
 	if err := holder.Delete(ctx); err != nil {
@@ -184,7 +166,7 @@ func TestHandoffNotPastALiveHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.WaitFor(t, testenv.WaitShort, "w waiting on the holder", func() bool {
-		return watchedUnder(t, path)[holder.Name()] == 1
+		return testenv.WatchedUnder(t, testenv.Shared(), path)[holder.Name()] == 1
 	})
 	select {
 	case err := <-wDone:

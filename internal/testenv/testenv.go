@@ -170,6 +170,25 @@ func Children(t testing.TB, c *framework.Client, path string) []string {
 	return kids
 }
 
+// WatchedUnder returns, for each node under path that srv has a data or
+// exists watch on, how many sessions watch it. Watches on path itself are
+// left out: a lock path keeps one kept watch per client that took the lock
+// (framework.Mark), which says nothing of the queue.
+func WatchedUnder(t testing.TB, srv *zktest.Server, path string) map[string]int {
+	t.Helper()
+	m, err := srv.WatchesByPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for p, sessions := range m {
+		if strings.HasPrefix(p, path+"/") {
+			out[strings.TrimPrefix(p, path+"/")] = len(sessions)
+		}
+	}
+	return out
+}
+
 // IsClosed reports whether ch is closed.
 func IsClosed(ch <-chan struct{}) bool {
 	select {

@@ -54,9 +54,15 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	testenv.WaitFor(t, testenv.WaitShort, "P queued", func() bool { return locks() == 2 })
 	cb := testenv.Client(t, testenv.Shared().ConnectString())
 	b := acquire(ctx, newSem(t, cb, path, 1)) // queued behind P
+	// Two lock nodes watched by one session each: A's by P, P's by B.
 	testenv.WaitFor(t, testenv.WaitShort, "B queued, watching P", func() bool {
-		armed, _ := cb.WatchStats()
-		return locks() == 3 && armed == 1
+		single := 0
+		for _, sessions := range testenv.WatchedUnder(t, testenv.Shared(), path+"/locks") {
+			if sessions == 1 {
+				single++
+			}
+		}
+		return locks() == 3 && single == 2
 	})
 
 	cancelP() // P gives up: B is woken, speculates, and finds A still ahead
