@@ -20,7 +20,10 @@ import (
 //     otherwise wait up to 20/3 of the session timeout),
 //   - hold back every request of a client configured with credentials until
 //     they have been sent on that TCP connection: never a request as
-//     anonymous.
+//     anonymous,
+//   - hold back the replies on a connection that resumes the session until
+//     go-zookeeper has sent its watches again (sock.gate: a data race of
+//     go-zookeeper's, go-zookeeper/zk#35).
 type link struct {
 	gen      int
 	dial     Dialer
