@@ -3,6 +3,8 @@ package framework
 import (
 	"context"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // SetLookupHost makes each later dial of c (the re-dials after a session
@@ -34,3 +36,10 @@ func SetBeforeAttempt(f func(c *Client, op string)) (restore func()) {
 
 // SessionFor exposes Client.sessionFor.
 func SessionFor(c *Client, id int64) *Session { return c.sessionFor(id) }
+
+// ZKConn returns c's current go-zookeeper connection.
+func ZKConn(c *Client) *zk.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
+}
