@@ -136,11 +136,11 @@ func testDoubleBarrier(t *testing.T, e *env) {
 		case m.java != nil && first:
 			stillBlocked(t, m.ans, m.name+" "+what)
 		case m.java != nil:
-			notYet(t, m.ans, m.name+" "+what)
+			testenv.NotYet(t, m.ans, m.name+" "+what)
 		case first:
 			stillBlocked(t, m.async, m.name+" "+what)
 		default:
-			notYet(t, m.async, m.name+" "+what)
+			testenv.NotYet(t, m.async, m.name+" "+what)
 		}
 	}
 	finish := func(m *member, what string) {

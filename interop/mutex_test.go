@@ -15,17 +15,6 @@ import (
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
-// notYet fails if ch has already delivered (no waiting: use after a
-// stillBlocked on another party).
-func notYet[T any](t *testing.T, ch <-chan T, what string) {
-	t.Helper()
-	select {
-	case v := <-ch:
-		t.Fatalf("%s did not wait: it returned %v", what, v)
-	default:
-	}
-}
-
 // InterProcessMutex and locks.Mutex on one path: each excludes the other,
 // each waits for the other, and both list the same queue.
 func testMutex(t *testing.T, e *env) {
@@ -140,8 +129,8 @@ func testMutexQueueOrder(t *testing.T, e *env) {
 		t.Fatalf("after the holder, %s holds; the queue was %v", n, queue)
 	}
 	stillBlocked(t, r1, "gocurator waiter #2 while Curator waiter #1 holds")
-	notYet(t, a2, "Curator waiter #3 while Curator waiter #1 holds")
-	notYet(t, r2, "gocurator waiter #4 while Curator waiter #1 holds")
+	testenv.NotYet(t, a2, "Curator waiter #3 while Curator waiter #1 holds")
+	testenv.NotYet(t, r2, "gocurator waiter #4 while Curator waiter #1 holds")
 
 	j1.must("mutex-release " + p)
 	done(t, r1, "gocurator waiter #2 after Curator waiter #1 released")
@@ -149,7 +138,7 @@ func testMutexQueueOrder(t *testing.T, e *env) {
 		t.Fatalf("after Curator waiter #1, %s holds; the queue was %v", g1.Node(), queue)
 	}
 	stillBlocked(t, a2, "Curator waiter #3 while gocurator waiter #2 holds")
-	notYet(t, r2, "gocurator waiter #4 while gocurator waiter #2 holds")
+	testenv.NotYet(t, r2, "gocurator waiter #4 while gocurator waiter #2 holds")
 
 	if err := g1.Unlock(ctx); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func testReadWriteQueue(t *testing.T, e *env) {
 	r := async(func() error { return g.Read().Lock(ctx) })
 	awaitChildren(t, ctx, c, p, 3)
 	stillBlocked(t, r, "gocurator reader queued behind a Curator writer (only a Curator reader holds)")
-	notYet(t, aw, "Curator writer while a Curator reader holds")
+	testenv.NotYet(t, aw, "Curator writer while a Curator reader holds")
 	jr.must("read-release " + p)
 	jw.ok(aw, "write-acquire")
 	stillBlocked(t, r, "gocurator reader while the Curator writer ahead of it writes")
@@ -133,7 +133,7 @@ func testReadWriteQueue(t *testing.T, e *env) {
 	ar := jr.send("read-acquire " + p + " 120000")
 	awaitChildren(t, ctx, c, p, 3)
 	stillBlocked(t, ar, "Curator reader queued behind a gocurator writer (only a gocurator reader holds)")
-	notYet(t, w, "gocurator writer while a gocurator reader holds")
+	testenv.NotYet(t, w, "gocurator writer while a gocurator reader holds")
 	if err := gr.Read().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

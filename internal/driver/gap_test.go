@@ -100,15 +100,6 @@ func gone(t *testing.T, ctx context.Context, cs ...*driver.Contender) {
 	}
 }
 
-func notYet(t *testing.T, what string, done <-chan error) {
-	t.Helper()
-	select {
-	case err := <-done:
-		t.Fatalf("%s returned (%v)", what, err)
-	default:
-	}
-}
-
 // A contender made right after the highest of the driver's last reading
 // of the queue (nothing made in between: its sequence is one more) waits
 // on that contender without reading the queue (the gap rule, issue 16),
@@ -125,7 +116,7 @@ func TestGapRuleSkipsTheRead(t *testing.T) {
 	if err := <-s.w1Done; err != nil {
 		t.Fatalf("w1: %v", err)
 	}
-	notYet(t, "w2, while w1 holds", w2Done)
+	testenv.NotYet(t, w2Done, "w2, while w1 holds")
 	gone(t, s.ctx, s.w1)
 	heldThenGone(t, s.ctx, w2, w2Done)
 }
@@ -196,7 +187,7 @@ func TestGapRuleAfterTheLockPathIsRemade(t *testing.T) {
 		t.Fatalf("w2's sequence %s, want 0000000002 (the test's premise)", seq)
 	}
 	s.waitWatched(t, "w2", newHolder)
-	notYet(t, "w2, while the new holder holds: two holders", w2Done)
+	testenv.NotYet(t, w2Done, "w2, while the new holder holds: two holders")
 	gone(t, s.ctx, newHolder)
 	heldThenGone(t, s.ctx, w2, w2Done)
 }
@@ -263,7 +254,7 @@ func TestGapRuleAloneAfterTheLockPathIsRemade(t *testing.T) {
 	}
 	wDone := waitOn(ctx, w)
 	testenv.WaitFor(t, testenv.WaitShort, "w watching the new holder", func() bool {
-		notYet(t, "w, while the new holder holds: two holders", wDone)
+		testenv.NotYet(t, wDone, "w, while the new holder holds: two holders")
 		return testenv.WatchedUnder(t, testenv.Shared(), path)[newHolder.Name()] == 1
 	})
 	gone(t, ctx, newHolder)

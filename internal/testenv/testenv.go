@@ -189,6 +189,18 @@ func WatchedUnder(t testing.TB, srv *zktest.Server, path string) map[string]int 
 	return out
 }
 
+// NotYet fails the test if ch has already delivered: what is still
+// waiting. It does not wait; call it once the party it waits on is known
+// to be in place.
+func NotYet[T any](t testing.TB, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case v := <-ch:
+		t.Fatalf("%s did not wait: it returned %v", what, v)
+	default:
+	}
+}
+
 // IsClosed reports whether ch is closed.
 func IsClosed(ch <-chan struct{}) bool {
 	select {

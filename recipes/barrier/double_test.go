@@ -56,15 +56,6 @@ func waitMembers(t testing.TB, c *framework.Client, path string, n int) {
 	})
 }
 
-func notReturned(t testing.TB, ch <-chan error, what string) {
-	t.Helper()
-	select {
-	case err := <-ch:
-		t.Fatalf("%s returned early: %v", what, err)
-	default:
-	}
-}
-
 func TestNewDoubleBarrierInvalid(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, testenv.Shared().ConnectString())
@@ -166,7 +157,7 @@ func TestDoubleBarrierLayoutAndCuratorMember(t *testing.T) {
 
 	done := async(func() error { return d.Leave(ctx) })
 	waitWaiters(t, c, 1) // waiting for the Curator member
-	notReturned(t, done, "Leave while a Curator member is in")
+	testenv.NotYet(t, done, "Leave while a Curator member is in")
 	if err := foreign.Delete(ctx, javaNode); err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +303,7 @@ func TestDoubleBarrierSpuriousWakeup(t *testing.T) {
 			t.Fatal("the waiter never took the wake-up")
 		}
 	}
-	notReturned(t, done, "Enter of the only member")
+	testenv.NotYet(t, done, "Enter of the only member")
 	if kids := testenv.Children(t, c, path); slices.Contains(kids, "ready") {
 		t.Fatalf("ready made by a lone member: %v", kids)
 	}
@@ -355,7 +346,7 @@ func TestDoubleBarrierChurnDoesNotReleaseEarly(t *testing.T) {
 		}
 		waitMembers(t, c, path, 1)
 	}
-	notReturned(t, done, "Enter of a lone member")
+	testenv.NotYet(t, done, "Enter of a lone member")
 	if kids := testenv.Children(t, c, path); slices.Contains(kids, "ready") {
 		t.Fatalf("ready made without %d members: %v", qty, kids)
 	}
@@ -471,7 +462,7 @@ func TestDoubleBarrierSessionExpiresDuringEnter(t *testing.T) {
 		t.Fatalf("Enter of the expired member: %v, want ErrNodeVanished and ErrSessionLost", err)
 	}
 	waitMembers(t, cb, path, 1)
-	notReturned(t, doneB, "Enter of the other member")
+	testenv.NotYet(t, doneB, "Enter of the other member")
 
 	// The lost member comes back in its new session; a third one comes.
 	if err := ca.BlockUntilConnected(ctx); err != nil {
