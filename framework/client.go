@@ -30,6 +30,7 @@ type Client struct {
 
 	events  *queue[event]
 	watches *watchMux
+	reads   watchReads // watched reads under way: their links set the watch flag (wirewatch.go)
 	bg      *background
 	redial  chan struct{} // asks the dialer goroutine for a new connection
 
@@ -154,8 +155,7 @@ func (c *Client) dial() error {
 		c.mu.Unlock()
 		return curator.ErrClosed
 	}
-	l := newLink(c.nextGenLocked(), c.opts.dialer, len(c.opts.auths))
-	l.watching = func() bool { armed, _ := c.watches.size(); return armed > 0 }
+	l := newLink(c.nextGenLocked(), c.opts.dialer, len(c.opts.auths), &c.reads)
 	lookup := c.lookupHost
 	c.mu.Unlock()
 	addrs, err := c.resolve(lookup)
@@ -322,8 +322,6 @@ func (c *Client) handle(e event) {
 			c.noteServerExpiry() // telemetry.go
 			c.loseSessionLocked(curator.ErrSessionLost)
 		}
-	case e.zk.Type == zk.EventNotWatching:
-		c.watches.invalidate(e.zk.Path, curator.ErrSessionLost)
 	}
 }
 

@@ -2,7 +2,10 @@ package framework
 
 import (
 	"context"
+	"reflect"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -42,4 +45,14 @@ func ZKConn(c *Client) *zk.Conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.conn
+}
+
+// ZKWatchers returns how many watches c's go-zookeeper connection holds in
+// its own registry (read under its lock; wirewatch.go: it must hold none).
+func ZKWatchers(c *Client) int {
+	v := reflect.ValueOf(ZKConn(c)).Elem()
+	mu := (*sync.Mutex)(unsafe.Pointer(v.FieldByName("watchersLock").UnsafeAddr()))
+	mu.Lock()
+	defer mu.Unlock()
+	return v.FieldByName("watchers").Len()
 }

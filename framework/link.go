@@ -21,37 +21,33 @@ import (
 //   - hold back every request of a client configured with credentials until
 //     they have been sent on that TCP connection: never a request as
 //     anonymous,
-//   - hold back the replies on a connection that resumes the session until
-//     go-zookeeper has sent its watches again (sock.gate: a data race of
-//     go-zookeeper's, go-zookeeper/zk#35).
+//   - keep the session's watches itself, go-zookeeper holding none (see
+//     wirewatch.go: a data race of go-zookeeper's, go-zookeeper/zk#35).
 type link struct {
 	gen      int
 	dial     Dialer
-	needAuth int // credentials the client sends on each connection
+	needAuth int         // credentials the client sends on each connection
+	reads    *watchReads // the client's watched reads under way
 
 	negotiated atomic.Int64 // ms granted in the latest handshake
-	// watching reports that the client has armed watches, which
-	// go-zookeeper then has too (see sock.gate).
-	watching func() bool
-	// traceGate, in tests, hears what the gate does with a packet:
-	// "pass" or "hold" (and its xid).
-	traceGate func(what string, xid int32)
+	lastZxid   atomic.Int64 // of the latest reply read: SetWatches' relative zxid
 
-	mu      sync.Mutex
-	dead    bool
-	socks   map[*sock]struct{}
-	expects map[string]func() // create paths whose request someone waits to see written
-	nexpect atomic.Int32      // len(expects), read without the lock on every write
+	mu       sync.Mutex
+	dead     bool
+	socks    map[*sock]struct{}
+	expects  map[string]func()     // create paths whose request someone waits to see written
+	nexpect  atomic.Int32          // len(expects), read without the lock on every write
+	pending  map[int32]watchKey    // xids of watched reads written, until answered
+	npending atomic.Int32          // len(pending), read without the lock on every reply
+	held     map[watchKey]struct{} // the session's watches, as the server holds them
 }
 
 // Op codes of ZooKeeper's protocol that the write gate lets through before
-// the credentials (jute: ZooDefs.OpCode).
+// the credentials (jute: ZooDefs.OpCode), and SetWatches.
 const (
-	opPing    = 11
-	opClose   = -11
-	opSetAuth = 100
-	// opSetWatches: go-zookeeper sets its watches again on a new connection
-	// of the session (sock.gate).
+	opPing       = 11
+	opClose      = -11
+	opSetAuth    = 100
 	opSetWatches = 101
 )
 
@@ -63,8 +59,10 @@ var errLinkClosed = errors.New("framework: connection retired")
 // for a connection loss: the request is retried once authenticated.
 var errUnauthenticated = errors.New("framework: request held back: credentials not yet sent on this connection")
 
-func newLink(gen int, d Dialer, needAuth int) *link {
-	return &link{gen: gen, dial: d, needAuth: needAuth, socks: map[*sock]struct{}{}, expects: map[string]func(){}}
+func newLink(gen int, d Dialer, needAuth int, reads *watchReads) *link {
+	return &link{gen: gen, dial: d, needAuth: needAuth, reads: reads,
+		socks: map[*sock]struct{}{}, expects: map[string]func(){},
+		pending: map[int32]watchKey{}, held: map[watchKey]struct{}{}}
 }
 
 // expect calls written, once, as soon as a create request for the server
@@ -139,15 +137,12 @@ func (l *link) dialer(network, address string, timeout time.Duration) (net.Conn,
 	if err != nil {
 		return nil, err
 	}
-	s := &sock{Conn: nc, l: l, closed: make(chan struct{})}
+	s := &sock{Conn: nc, l: l}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dead {
 		nc.Close()
 		return nil, errLinkClosed
-	}
-	if l.watching != nil && l.watching() {
-		s.gate = make(chan struct{})
 	}
 	l.socks[s] = struct{}{}
 	return s, nil
@@ -161,7 +156,6 @@ func (l *link) kill() {
 	l.socks = map[*sock]struct{}{}
 	l.mu.Unlock()
 	for s := range socks {
-		s.shut()
 		s.Conn.Close()
 	}
 }
@@ -193,121 +187,37 @@ type sock struct {
 	net.Conn
 	l *link
 
-	// Read side, only go-zookeeper's reading goroutine (one at a time).
-	hdr  [12]byte // length, protocolVersion, timeOut of the ConnectResponse
-	nhdr int
-	// Read-ahead: go-zookeeper reads each packet in two reads (its length,
-	// then its body), each a system call on a bare connection. Reading
-	// ahead takes a packet, and often the packets behind it (a watch event
-	// and a reply), in one (issue 16: client CPU per acquisition).
+	// Read side, only go-zookeeper's reading goroutine (one at a time: its
+	// loop goroutine reads the ConnectResponse, then the connection's
+	// receiving goroutine the rest). Reads stop at packet boundaries
+	// (go-zookeeper reads each packet in two reads: its length, then its
+	// body), so each packet's header is seen before go-zookeeper's.
+	// Read-ahead: each of those reads would be a system call on a bare
+	// connection; reading ahead takes a packet, and often the packets
+	// behind it (a watch event and a reply), in one (issue 16: client CPU
+	// per acquisition).
 	rbuf       []byte
 	rpos, rend int
+	left       int  // bytes of the current packet not yet delivered
+	greeted    bool // the ConnectResponse has been seen
 
-	// gate holds go-zookeeper's replies back on a connection that resumes
-	// a session with watches, until go-zookeeper has written its
-	// SetWatches request. go-zookeeper v1.0.4 builds that request from
-	// c.lastZxid on its loop goroutine after it has started the
-	// connection's receiving goroutine, which writes c.lastZxid on every
-	// reply (xid >= 0), with no lock: a data race (go-zookeeper/zk#35,
-	// samuel/go-zookeeper#260, unfixed in the release). A held reply is
-	// read only after the request is written, so after c.lastZxid was
-	// read. Other packets pass (events, pings, setAuth replies: their
-	// xids are negative and go-zookeeper writes no c.lastZxid for them;
-	// with credentials, go-zookeeper's sender waits for the setAuth
-	// replies before it writes anything else).
-	//
-	// go-zookeeper sends SetWatches exactly when it keeps watches, and
-	// then only on a connection that resumes its session (a new session
-	// drops them all). We know its watches through ours: an armed watch of
-	// the mux is one go-zookeeper keeps (it registers its own before our
-	// read returns, and both drop it on the same event, ours first,
-	// synchronously in its receiving goroutine). Hence the gate's
-	// conditions: armed watches when the connection is dialled, and a
-	// ConnectRequest with a session id. A mismatch we do not foresee costs
-	// a wait bounded by gateBackstop, never a hang.
-	gate     chan struct{} // nil: no gate; closed: open
-	gateOnce sync.Once
-	closed   chan struct{} // closed with the socket: ends a wait at the gate
-	shutOnce sync.Once
-	// Read side, while the gate is in force (not yet seen open).
-	open   bool
-	nread  int // bytes delivered so far
-	pktEnd int // stream offset where the packet being delivered ends
-
-	wmu     sync.Mutex
-	greeted bool // the ConnectRequest is written
-	auths   int  // setAuth requests written
+	wmu       sync.Mutex
+	sent      bool     // the ConnectRequest is written
+	sid       int64    // the session id it asked to resume (0: a new session)
+	auths     int      // setAuth requests written
+	afterAuth [][]byte // SetWatches to write once the credentials are
 }
 
 // readAhead is the size of a socket's read-ahead buffer: a few packets of
 // a lock's traffic; a larger read (a long listing) bypasses it.
 const readAhead = 4096
 
-// gateBackstop bounds a wait at the gate: a third of the session timeout
-// (go-zookeeper's ping interval; its receive timeout is two thirds), at
-// most 2 s.
-func (s *sock) gateBackstop() time.Duration {
-	d := s.l.timeout() / 3
-	if d <= 0 || d > 2*time.Second {
-		d = 2 * time.Second
-	}
-	return d
-}
-
-// openGate lets the replies through (sock.gate).
-func (s *sock) openGate() { s.gateOnce.Do(func() { close(s.gate) }) }
-
-// shut ends a wait at the gate: the socket is closed.
-func (s *sock) shut() { s.shutOnce.Do(func() { close(s.closed) }) }
-
-// admit runs at the start of each packet while the gate is in force: it
-// lets the ConnectResponse and packets of negative xid through, and holds
-// a reply until the gate opens, the socket closes (an error), or the
-// backstop passes.
-func (s *sock) admit() error {
-	if err := s.peek(8); err != nil {
-		return err
-	}
-	b := s.rbuf[s.rpos:s.rend]
-	first := s.pktEnd == 0
-	s.pktEnd = s.nread + 4 + int(binary.BigEndian.Uint32(b[0:4]))
-	if first {
-		return nil // the ConnectResponse
-	}
-	xid := int32(binary.BigEndian.Uint32(b[4:8]))
-	trace := s.l.traceGate
-	select {
-	case <-s.gate:
-		s.open = true
-		return nil
-	default:
-	}
-	if xid < 0 {
-		if trace != nil {
-			trace("pass", xid)
-		}
-		return nil
-	}
-	if trace != nil {
-		trace("hold", xid)
-	}
-	t := time.NewTimer(s.gateBackstop())
-	defer t.Stop()
-	select {
-	case <-s.gate:
-	case <-s.closed:
-		return net.ErrClosed // never a held reply once the socket is closed
-	case <-t.C:
-		s.openGate()
-	}
-	s.open = true
-	return nil
-}
-
 // peek reads ahead until k bytes are buffered.
 func (s *sock) peek(k int) error {
-	if s.rbuf == nil {
-		s.rbuf = make([]byte, readAhead)
+	if len(s.rbuf) < k {
+		b := make([]byte, max(k, readAhead))
+		s.rend = copy(b, s.rbuf[s.rpos:s.rend])
+		s.rbuf, s.rpos = b, 0
 	}
 	if s.rend-s.rpos >= k {
 		return nil
@@ -324,21 +234,112 @@ func (s *sock) peek(k int) error {
 	return nil
 }
 
+// packet starts the next packet: it reads its header and acts on it. A
+// reply to our own SetWatches is read and dropped here: go-zookeeper never
+// sees it.
+func (s *sock) packet() error {
+	if err := s.peek(4); err != nil {
+		return err
+	}
+	total := 4 + int(binary.BigEndian.Uint32(s.rbuf[s.rpos:]))
+	if err := s.peek(min(total, 20)); err != nil {
+		return err
+	}
+	h := s.rbuf[s.rpos:s.rend]
+	if !s.greeted {
+		s.greeted = true
+		return s.handshake(h, total)
+	}
+	s.left = total
+	if total < 20 {
+		return nil // not a reply: go-zookeeper will say so
+	}
+	switch xid := int32(binary.BigEndian.Uint32(h[4:8])); {
+	case xid >= 0:
+		if z := int64(binary.BigEndian.Uint64(h[8:16])); z > 0 {
+			s.l.lastZxid.Store(z)
+		}
+		if s.l.npending.Load() > 0 {
+			s.l.answered(xid, int32(binary.BigEndian.Uint32(h[16:20])))
+		}
+	case xid == -1: // a watch event: type, state, path
+		if err := s.peek(total); err != nil {
+			return err
+		}
+		b := s.rbuf[s.rpos+20 : s.rpos+total]
+		if len(b) >= 12 {
+			n := int(int32(binary.BigEndian.Uint32(b[8:12])))
+			if n >= 0 && 12+n <= len(b) {
+				s.l.fired(int32(binary.BigEndian.Uint32(b[0:4])), string(b[12:12+n]))
+			}
+		}
+	case xid == setWatchesXid:
+		s.left = 0
+		return s.skip(total)
+	}
+	return nil
+}
+
+// skip drops n bytes of the stream.
+func (s *sock) skip(n int) error {
+	for n > 0 {
+		if s.rpos == s.rend {
+			if err := s.peek(1); err != nil {
+				return err
+			}
+		}
+		k := min(n, s.rend-s.rpos)
+		s.rpos += k
+		n -= k
+	}
+	return nil
+}
+
+// handshake reads the ConnectResponse (length, protocolVersion, timeOut,
+// sessionID, ...): the session timeout granted, and whether the session
+// was resumed, in which case its watches are set again (wirewatch.go),
+// before any request of go-zookeeper's, or right behind the credentials.
+func (s *sock) handshake(h []byte, total int) error {
+	s.left = total
+	if len(h) < 20 {
+		return nil
+	}
+	if t := int32(binary.BigEndian.Uint32(h[8:12])); t > 0 {
+		s.l.negotiated.Store(int64(t))
+	}
+	sid := int64(binary.BigEndian.Uint64(h[12:20]))
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	pkts := s.l.started(sid != 0 && sid == s.sid)
+	if s.auths < s.l.needAuth {
+		s.afterAuth = pkts
+		return nil
+	}
+	return s.writeAll(pkts)
+}
+
+func (s *sock) writeAll(pkts [][]byte) error {
+	for _, p := range pkts {
+		if _, err := s.Conn.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *sock) Read(p []byte) (int, error) {
+	for s.left == 0 {
+		if err := s.packet(); err != nil {
+			return 0, err
+		}
+	}
+	if len(p) > s.left {
+		p = p[:s.left] // not a byte of the next packet before its header is seen
+	}
 	var (
 		n   int
 		err error
 	)
-	if s.gate != nil && !s.open {
-		if s.nread == s.pktEnd {
-			if err := s.admit(); err != nil {
-				return 0, err
-			}
-		}
-		if !s.open && len(p) > s.pktEnd-s.nread {
-			p = p[:s.pktEnd-s.nread] // not a byte of the next packet before its turn
-		}
-	}
 	switch {
 	case s.rpos < s.rend:
 		n = copy(p, s.rbuf[s.rpos:s.rend])
@@ -346,24 +347,13 @@ func (s *sock) Read(p []byte) (int, error) {
 	case len(p) >= readAhead:
 		n, err = s.Conn.Read(p)
 	default:
-		if s.rbuf == nil {
-			s.rbuf = make([]byte, readAhead)
-		}
 		var m int
 		m, err = s.Conn.Read(s.rbuf)
 		s.rpos, s.rend = 0, m
 		n = copy(p, s.rbuf[:m])
 		s.rpos = n
 	}
-	if s.gate != nil && !s.open {
-		s.nread += n
-	}
-	if s.nhdr < len(s.hdr) && n > 0 {
-		s.nhdr += copy(s.hdr[s.nhdr:], p[:n])
-		if s.nhdr == len(s.hdr) {
-			s.l.negotiated.Store(int64(int32(binary.BigEndian.Uint32(s.hdr[8:12]))))
-		}
-	}
+	s.left -= n
 	return n, err
 }
 
@@ -371,30 +361,38 @@ func (s *sock) Read(p []byte) (int, error) {
 // body), holding back any request but pings, close and setAuth until the
 // client's credentials have been written on this connection. The server
 // handles a setAuth as soon as it reads it and closes the connection if it
-// refuses it, so nothing written after is handled as anonymous.
+// refuses it, so nothing written after is handled as anonymous. A read
+// that is to set a watch gets its watch flag here (wirewatch.go).
 func (s *sock) Write(p []byte) (int, error) {
 	s.wmu.Lock()
-	if !s.greeted {
-		s.greeted = true
-		if s.gate != nil && len(p) >= 28 && binary.BigEndian.Uint64(p[20:28]) == 0 {
-			s.openGate() // a new session: go-zookeeper has no watch to set again
+	defer s.wmu.Unlock()
+	if !s.sent {
+		s.sent = true
+		if len(p) >= 28 {
+			s.sid = int64(binary.BigEndian.Uint64(p[20:28]))
 		}
-	} else if len(p) >= 12 {
+		return s.Conn.Write(p)
+	}
+	authed := false
+	if len(p) >= 12 {
 		switch op := int32(binary.BigEndian.Uint32(p[8:12])); op {
 		case opSetAuth:
 			s.auths++
+			authed = s.auths == s.l.needAuth
 		case opPing, opClose:
 		default:
 			if s.auths < s.l.needAuth {
-				s.wmu.Unlock()
 				return 0, &net.OpError{Op: "write", Net: "tcp", Addr: s.RemoteAddr(), Err: errUnauthenticated}
+			}
+			if s.l.reads.n.Load() > 0 {
+				s.l.flip(p)
 			}
 		}
 	}
-	s.wmu.Unlock()
 	n, err := s.Conn.Write(p)
-	if err == nil && s.gate != nil && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:12])) == opSetWatches {
-		s.openGate()
+	if err == nil && authed && s.afterAuth != nil {
+		err = s.writeAll(s.afterAuth)
+		s.afterAuth = nil
 	}
 	if err == nil && s.l.nexpect.Load() > 0 {
 		s.l.wrote(p)
@@ -403,7 +401,6 @@ func (s *sock) Write(p []byte) (int, error) {
 }
 
 func (s *sock) Close() error {
-	s.shut()
 	s.l.mu.Lock()
 	delete(s.l.socks, s)
 	s.l.mu.Unlock()

@@ -42,11 +42,11 @@ func frame(xid, op int32) []byte {
 // close and setAuth leaves before the credentials on each connection; the
 // negotiated timeout is read from the ConnectResponse.
 func TestSockHoldsRequestsUntilAuthSent(t *testing.T) {
-	resp := make([]byte, 16)
+	resp := make([]byte, 40)
 	binary.BigEndian.PutUint32(resp[0:], 36)
 	binary.BigEndian.PutUint32(resp[8:], 4000) // timeOut
 	rc := &recConn{in: resp}
-	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 2)
+	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 2, &watchReads{})
 	nc, err := l.dialer("tcp", "x:1", time.Second)
 	if err != nil {
 		t.Fatal(err)

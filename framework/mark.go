@@ -11,10 +11,10 @@ package framework
 // order with the replies to its requests, on one connection. A change to
 // the node that the server applied before that call is therefore read by
 // the client, and the mark spent, before the call's reply arrives; and a
-// new connection (whose watches go-zookeeper sets again in the
-// background, racing the client's requests) spends every mark made on an
-// earlier one. So a mark may report a change that did not happen (a
-// reconnection), never miss one that did.
+// new connection spends every mark made on an earlier one (its watches
+// are set again, but a mark claims no more than one connection's order).
+// So a mark may report a change that did not happen (a reconnection),
+// never miss one that did.
 //
 // The lock driver marks its lock path (WithParentMark): a lock path the
 // server reaped and made again has its sequence counter back at zero, and

@@ -86,9 +86,10 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 
 // readW is a read that sets a watch, through our demultiplexer: when a
 // server watch of this kind is already armed on the node, it reads without
-// arming another.
+// arming another. The watched read is go-zookeeper's plain read, its watch
+// flag set on the wire (wirewatch.go: go-zookeeper holds no watch).
 func readW[T any](c *Client, ctx context.Context, op, path string, kind watchKind,
-	plain func(*zk.Conn, string) (T, error), watched func(*zk.Conn, string) (T, error)) (T, *Watch, error) {
+	read func(*zk.Conn, string) (T, error)) (T, *Watch, error) {
 	var zero T
 	full, err := c.checkPath(op, path)
 	if err != nil {
@@ -98,9 +99,11 @@ func readW[T any](c *Client, ctx context.Context, op, path string, kind watchKin
 	w, e, armed := c.watches.add(key, path)
 	var v T
 	if armed {
-		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return plain(conn, full) })
+		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
 	} else {
-		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return watched(conn, full) })
+		end := c.reads.begin(key)
+		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
+		end()
 		if err == nil {
 			c.watches.armed(key, e)
 		}
@@ -128,10 +131,6 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, *Watch, 
 	v, w, err := readW(c, ctx, "get", path, watchData,
 		func(conn *zk.Conn, p string) (dataStat, error) {
 			d, s, err := conn.Get(p)
-			return dataStat{d, s}, err
-		},
-		func(conn *zk.Conn, p string) (dataStat, error) {
-			d, s, _, err := conn.GetW(p)
 			return dataStat{d, s}, err
 		})
 	return v.data, v.stat, w, err
@@ -181,10 +180,6 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, *
 		func(conn *zk.Conn, p string) (childrenStat, error) {
 			ch, s, err := conn.Children(p)
 			return childrenStat{ch, s}, err
-		},
-		func(conn *zk.Conn, p string) (childrenStat, error) {
-			ch, s, _, err := conn.ChildrenW(p)
-			return childrenStat{ch, s}, err
 		})
 	return v.children, v.stat, w, err
 }
@@ -217,10 +212,6 @@ func (c *Client) ExistsW(ctx context.Context, path string) (bool, *Stat, *Watch,
 	v, w, err := readW(c, ctx, "exists", path, watchExist,
 		func(conn *zk.Conn, p string) (existsStat, error) {
 			ok, s, err := conn.Exists(p)
-			return existsStat{ok, s}, err
-		},
-		func(conn *zk.Conn, p string) (existsStat, error) {
-			ok, s, _, err := conn.ExistsW(p)
 			return existsStat{ok, s}, err
 		})
 	if !v.ok {

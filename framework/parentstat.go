@@ -49,7 +49,9 @@ func (r *parentRead) run() {
 	case r.mark != nil:
 		// A watched read every time, even if a watch of an earlier
 		// connection is armed: only this connection's proves anything.
-		_, st, _, err := conn.GetW(r.full)
+		end := r.c.reads.begin(r.mark.key)
+		_, st, err := conn.Get(r.full)
+		end()
 		if err == nil {
 			r.c.watches.armed(r.mark.key, r.mark.e)
 			r.stat = st

@@ -191,14 +191,6 @@ func (m *watchMux) fire(t zk.EventType, path string) {
 	}
 }
 
-func (m *watchMux) invalidate(path string, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, k := range []watchKind{watchData, watchExist, watchChild} {
-		m.fireKey(watchKey{path, k}, Event{Type: EventNotWatching, Err: err})
-	}
-}
-
 func (m *watchMux) invalidateAll(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
