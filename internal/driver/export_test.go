@@ -48,6 +48,14 @@ func HandoffOn(d *Driver) bool { return d.handoff }
 // QueueOf exposes the sorting of a read.
 func (d *Driver) QueueOf(children []string) *Queue { return d.queueOf(children) }
 
+// SetSharedEndHook sets the hook run when a caller finds its shared read
+// ended by a context, before it looks at its own; the returned func
+// removes it.
+func SetSharedEndHook(f func(ctx context.Context)) (restore func()) {
+	testHookShared = f
+	return func() { testHookShared = nil }
+}
+
 // SetReadHooks sets the shared reads' woke and idle hooks; the returned
 // func removes them.
 func SetReadHooks(woke func(ctx context.Context), idle func()) (restore func()) {

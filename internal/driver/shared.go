@@ -59,11 +59,13 @@ var reads = &sharedReads{keys: map[readKey]*pathReads{}}
 // Test hooks, set only by tests: testHookRead runs just before a shared
 // read is sent, with the sender's context; testHookWoke when a caller that
 // waited for an earlier read wakes, with its context, before it looks
-// again; testHookIdle when a sender has ended its read.
+// again; testHookIdle when a sender has ended its read; testHookShared when
+// a caller finds its read ended by a context, before it looks at its own.
 var (
-	testHookRead func(ctx context.Context)
-	testHookWoke func(ctx context.Context)
-	testHookIdle func()
+	testHookRead   func(ctx context.Context)
+	testHookWoke   func(ctx context.Context)
+	testHookIdle   func()
+	testHookShared func(ctx context.Context)
 )
 
 type pathReads struct {
@@ -118,8 +120,17 @@ func (s *sharedReads) read(ctx context.Context, c *framework.Client, path string
 		if err != nil {
 			return nil, err
 		}
-		// A read ended by its maker's context, not ours: share another.
-		if f.err != nil && ctx.Err() == nil && isCtxErr(f.err) {
+		if f.err != nil && isCtxErr(f.err) {
+			if testHookShared != nil {
+				testHookShared(ctx)
+			}
+			// Ended by a context: ours if it has ended (its error, never
+			// the maker's: a caller whose deadline passed is told so even
+			// if a sharer cancelled the read meanwhile), else the maker's:
+			// share another.
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		return f, f.err

@@ -192,6 +192,97 @@ func TestSharedReadSenderGivesUp(t *testing.T) {
 	}
 }
 
+// endCtx is a context the test ends when it chooses, with the error it
+// chooses.
+type endCtx struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+	err  error
+}
+
+func newEndCtx(parent context.Context) *endCtx {
+	return &endCtx{Context: parent, done: make(chan struct{})}
+}
+
+func (e *endCtx) Done() <-chan struct{} { return e.done }
+
+func (e *endCtx) Err() error {
+	select {
+	case <-e.done:
+		return e.err
+	default:
+		return nil
+	}
+}
+
+func (e *endCtx) end(err error) { e.once.Do(func() { e.err = err; close(e.done) }) }
+
+// A sharer whose own context ends while the read it shared ends by its
+// sender's context is told its own error, never the sender's (the CI run
+// of stop 25 caught a timed Lock answering context.Canceled): the sender
+// of the shared read is cancelled, and the hook ends the sharer's context
+// with DeadlineExceeded just as it finds the read ended.
+func TestSharedReadSharerToldItsOwnEnd(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d := newDriver(t, c, testenv.Path(t, "/driver"))
+	cts := enqueueN(t, ctx, d, 3)
+	var (
+		mu    sync.Mutex
+		sends int
+		ended int
+	)
+	defer driver.SetReadHook(func(rctx context.Context) {
+		mu.Lock()
+		sends++
+		n := sends
+		mu.Unlock()
+		switch n {
+		case 1: // the first read: hold it until both waiters queue behind it
+			testenv.WaitFor(t, testenv.WaitShort, "two waiters queued", func() bool { return driver.SharedReadWaiters() == 2 })
+		case 2: // the read the two share: its sender gives up
+			rctx.Value(cancelKey{}).(*endCtx).end(context.Canceled)
+		}
+	})()
+	defer driver.SetSharedEndHook(func(sctx context.Context) {
+		if e, ok := sctx.Value(cancelKey{}).(*endCtx); ok && e.Err() == nil {
+			mu.Lock()
+			ended++
+			mu.Unlock()
+			e.end(context.DeadlineExceeded) // the sharer's deadline passes right here
+		}
+	})()
+	first := make(chan error, 1)
+	go func() { first <- cts[0].Wait(ctx, &driver.WaitOptions{Try: true}) }()
+	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
+	errs := make(chan error, 2)
+	for _, ct := range cts[1:] {
+		e := newEndCtx(ctx)
+		wctx := context.WithValue(e, cancelKey{}, e)
+		go func() { errs <- ct.Wait(wctx, &driver.WaitOptions{Try: true}) }()
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first contender: %v, want it to hold", err)
+	}
+	var canceled, deadline int
+	for range 2 {
+		switch err := <-errs; {
+		case errors.Is(err, context.Canceled):
+			canceled++
+		case errors.Is(err, context.DeadlineExceeded):
+			deadline++
+		default:
+			t.Errorf("a waiter: %v", err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if canceled != 1 || deadline != 1 || ended != 1 {
+		t.Fatalf("%d cancelled, %d past their deadline, %d ended at the hook; want 1 each", canceled, deadline, ended)
+	}
+}
+
 // A shared read interrupted by Close ends with ErrClosed (not the
 // client's internal context.Canceled), and nothing of it stays behind.
 func TestSharedReadInterruptedByClose(t *testing.T) {
