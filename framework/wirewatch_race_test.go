@@ -22,7 +22,7 @@ func TestWatchesKeptWithoutGoZookeeper(t *testing.T) {
 	c := newClient(t, px.Addr(), framework.WithNamespace(root))
 	other := newClient(t, testenv.Shared().Addr(), framework.WithNamespace(root))
 	ctx := testenv.Ctx(t, testenv.WaitLong)
-	for _, p := range []string{"/changed", "/kept", "/parent"} {
+	for _, p := range []string{"/changed", "/kept", "/parent", "/marked"} {
 		if _, err := c.Create(ctx, p, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -42,6 +42,10 @@ func TestWatchesKeptWithoutGoZookeeper(t *testing.T) {
 	ok, _, created, err := c.ExistsW(ctx, "/later")
 	if err != nil || ok {
 		t.Fatalf("ExistsW(/later) = %v, %v", ok, err)
+	}
+	n, err := c.CreateNode(ctx, "/marked/x", nil, framework.WithParentContainers(), framework.WithProtection(), framework.WithMode(framework.ModeEphemeralSequential), framework.WithParentMark())
+	if err != nil || !n.ParentMark.Intact() {
+		t.Fatalf("a create with a parent mark: %+v, %v", n, err)
 	}
 	if n := framework.ZKWatchers(c); n != 0 {
 		t.Fatalf("go-zookeeper holds %d watches", n)
