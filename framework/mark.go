@@ -39,3 +39,36 @@ func (m *Mark) Intact() bool {
 	defer w.mu.Unlock()
 	return w.entries[m.key] == m.e && m.e.armed // an entry leaves the map when it fires
 }
+
+// MarkOn returns an intact Mark on path that a create of this client set
+// (WithParentMark), or nil if there is none: every user of one client may
+// rely on one mark, set once (the lock driver: a thousand waiters of one
+// lock in one process make one mark read, not a thousand). It makes no
+// request.
+func (c *Client) MarkOn(path string) *Mark {
+	full, err := c.checkPath("mark", path)
+	if err != nil {
+		return nil
+	}
+	w := c.watches
+	w.mu.Lock()
+	e := w.entries[watchKey{full, watchData}]
+	var m *Mark
+	if e != nil && e.armed {
+		m = e.mark
+	}
+	w.mu.Unlock()
+	if m == nil || c.epoch.Load() != m.epoch {
+		return nil
+	}
+	return m
+}
+
+// keepMark records m on its watch, for MarkOn, if the watch is still armed.
+func (w *watchMux) keepMark(m *Mark) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.entries[m.key] == m.e && m.e.armed {
+		m.e.mark = m
+	}
+}

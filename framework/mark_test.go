@@ -54,6 +54,12 @@ func TestMarkSpentByAnEarlierChange(t *testing.T) {
 	if !m.Intact() {
 		t.Fatal("nothing changed, yet the mark is spent")
 	}
+	if got := c.MarkOn("/p"); got != m {
+		t.Fatalf("MarkOn(/p) = %v, want the intact mark %v", got, m)
+	}
+	if c.MarkOn("/elsewhere") != nil || other.MarkOn("/p") != nil {
+		t.Fatal("MarkOn found a mark on an unmarked path, or of another client")
+	}
 	if _, waiters := c.WatchStats(); waiters != 0 {
 		t.Errorf("%d waiters kept for a mark, want 0", waiters)
 	}
@@ -63,6 +69,9 @@ func TestMarkSpentByAnEarlierChange(t *testing.T) {
 	reply()
 	if m.Intact() {
 		t.Error("the parent's data changed before a later reply, yet the mark is intact")
+	}
+	if c.MarkOn("/p") != nil {
+		t.Error("MarkOn returned a spent mark")
 	}
 	if err := c.Delete(ctx, n.Path); err != nil {
 		t.Fatal(err)
@@ -87,6 +96,9 @@ func TestMarkSpentByAnEarlierChange(t *testing.T) {
 	px.Drop()
 	reply() // on the next connection
 	if m.Intact() {
-		t.Error("a new connection left the mark intact (its watch is set again in the background)")
+		t.Error("a new connection left the mark intact (a mark claims one connection's order)")
+	}
+	if c.MarkOn("/p") != nil {
+		t.Error("MarkOn returned a mark of an earlier connection")
 	}
 }

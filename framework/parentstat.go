@@ -83,5 +83,6 @@ func (r *parentRead) result(valid bool) (*Stat, *Mark) {
 	if r.stat == nil || !r.mark.Intact() {
 		return r.stat, nil
 	}
+	r.c.watches.keepMark(r.mark)
 	return r.stat, r.mark
 }

@@ -79,6 +79,7 @@ func (w *Watch) Stop() { w.mux.remove(w) }
 // once the server confirmed it, with the waiters to tell when it fires.
 type watchEntry struct {
 	armed bool
+	mark  *Mark    // the latest Mark proved on this watch (MarkOn)
 	subs  []*Watch // usually one: a slice costs far less than a map per entry
 }
 

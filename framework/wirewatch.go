@@ -30,34 +30,53 @@ import (
 // node written meanwhile sets one too, which costs nothing: the server
 // keeps one watch per node, kind and connection.
 type watchReads struct {
-	n  atomic.Int32 // len(m), read without the lock on each written packet
+	n  atomic.Int32 // reads under way, read without the lock on each written packet
 	mu sync.Mutex
-	m  map[watchKey]int
+	m  [3]map[string]*readsOf // by kind, then server path
+}
+
+// readsOf is the watched reads under way of one node and kind; key is
+// shared by everything the link records of them (no copy of the path per
+// request).
+type readsOf struct {
+	key watchKey
+	n   int
 }
 
 // begin registers a watched read of k; end unregisters it.
 func (r *watchReads) begin(k watchKey) (end func()) {
 	r.mu.Lock()
-	if r.m == nil {
-		r.m = map[watchKey]int{}
+	if r.m[k.kind] == nil {
+		r.m[k.kind] = map[string]*readsOf{}
 	}
-	r.m[k]++
-	r.n.Store(int32(len(r.m)))
+	e := r.m[k.kind][k.path]
+	if e == nil {
+		e = &readsOf{key: k}
+		r.m[k.kind][k.path] = e
+	}
+	e.n++
+	r.n.Add(1)
 	r.mu.Unlock()
 	return func() {
 		r.mu.Lock()
-		if r.m[k]--; r.m[k] == 0 {
-			delete(r.m, k)
+		if e.n--; e.n == 0 {
+			delete(r.m[k.kind], k.path)
 		}
-		r.n.Store(int32(len(r.m)))
+		r.n.Add(-1)
 		r.mu.Unlock()
 	}
 }
 
-func (r *watchReads) has(k watchKey) bool {
+// lookup returns the key of a watched read under way of path (as written
+// on the wire) and kind.
+func (r *watchReads) lookup(kind watchKind, path []byte) (watchKey, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.m[k] > 0
+	e := r.m[kind][string(path)] // no copy: a map index by a converted []byte
+	if e == nil {
+		return watchKey{}, false
+	}
+	return e.key, true
 }
 
 // Op codes of the reads that can set a watch (ZooDefs.OpCode), and the
@@ -103,8 +122,8 @@ func (l *link) flip(p []byte) {
 	if n < 0 || 16+n+1 != len(p) { // the watch flag is the last byte
 		return
 	}
-	k := watchKey{string(p[16 : 16+n]), kind}
-	if !l.reads.has(k) {
+	k, ok := l.reads.lookup(kind, p[16:16+n])
+	if !ok {
 		return
 	}
 	p[len(p)-1] = 1

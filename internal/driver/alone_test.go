@@ -82,3 +82,49 @@ func persistentPath(t *testing.T, c *framework.Client, path string) {
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), path, framework.WithIgnoreMissing()) })
 }
+
+// The drivers of one client share one mark on a lock path (issue 16: the
+// 10,000 waiters of one process each made a watched getData of the path
+// behind its create, and a goroutine and a stack for it): a driver with
+// none adopts the client's intact mark and asks for no new one; a driver
+// of another client does not see it.
+func TestDriversOfOneClientShareTheMark(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	path := testenv.Path(t, "/sharemark")
+	persistentPath(t, other, path)
+
+	first, err := newDriver(t, c, path).Acquire(ctx, nil, &driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := px.WatchRequests(zktest.OpGetData); w != 1 {
+		t.Fatalf("the first driver: %d watched getData (the mark), want 1", w)
+	}
+	if c.MarkOn(path) == nil {
+		t.Fatal("the client has no mark on the path after the first create")
+	}
+	if other.MarkOn(path) != nil {
+		t.Fatal("another client sees the mark")
+	}
+	px.ResetCounts()
+	second := newDriver(t, c, path)
+	waiter, err := second.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, p := px.WatchRequests(zktest.OpGetData), px.Requests(zktest.OpGetData)+px.Requests(zktest.OpExists); w != 0 || p != 1 {
+		t.Errorf("a second driver's create: %d watched getData, %d parent reads; want 0 and 1 (a plain exists: it is alone?)", w, p)
+	}
+	if err := first.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := waiter.Wait(ctx, &driver.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := waiter.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -149,16 +149,26 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 		data = d.client.DefaultData()
 	}
 	opts := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
+	gap := d.handoff && d.last.ready()
+	mark := d.last.marked()
+	if d.handoff && !gap && !mark.Intact() {
+		// Any intact mark of the client on the path proves what ours would
+		// (gap.go, 5.): it was set before any reading made from now on.
+		if m := d.client.MarkOn(d.path); m != nil {
+			d.last.setMark(m)
+			mark = m
+		}
+	}
+	markRead := d.handoff && !mark.Intact()
 	parentRead := framework.WithParentStat
-	if d.handoff {
+	if markRead {
 		parentRead = framework.WithParentMark // the gap rule's mark too (gap.go, 5.)
 	}
-	gap := d.handoff && d.last.ready()
 	switch {
 	case gap:
 		// Its sequence may show where it stands in the last reading: no
 		// parent read (one request of three when uncontended).
-	case d.handoff && !d.last.marked().Intact():
+	case markRead:
 		opts = append(opts, parentRead())
 	case !d.busy.Load() && !(d.handoff && known.waiting(d.client, d.path)):
 		// The parent's stat, in the same round trip: a node that is its
@@ -177,11 +187,14 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 	switch {
 	case n.Parent != nil:
 		c.siblings = int(n.Parent.NumChildren)
-		if n.ParentMark != nil {
-			d.last.setMark(n.ParentMark)
-			if c.siblings == 1 { // a reading: ours alone, read under its mark
-				d.last.read(&Queue{entries: []entry{{c.seq, c.name}}}, n.ParentMark)
-			}
+		m := n.ParentMark // set by this read, or the one set before it
+		if m != nil {
+			d.last.setMark(m)
+		} else if d.handoff {
+			m = mark
+		}
+		if c.siblings == 1 && m.Intact() { // a reading: ours alone, read under a mark
+			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}}, m)
 		}
 	case gap:
 		c.known = d.last.after(c)

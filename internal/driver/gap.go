@@ -40,8 +40,10 @@ import (
 //     create has returned: the path was not deleted before the server made
 //     our node. (Curator has no such rule: it always reads again.)
 //     The mark is set by the parent read behind a create
-//     (framework.WithParentMark), at no round trip, whenever the driver has
-//     none intact.
+//     (framework.WithParentMark), at no round trip, whenever neither the
+//     driver nor its client has one intact: any intact mark of the client
+//     on the path set before L was read proves the same
+//     (framework.Client.MarkOn), so the drivers of one client share one.
 //
 // A Try uses the rule to hold, never to answer ErrLocked: a longer queue
 // than the real one may say "wait" where the real one says "hold".
