@@ -132,66 +132,6 @@ func enqueueN(t *testing.T, ctx context.Context, d *driver.Driver, n int) []*dri
 
 type cancelKey struct{}
 
-// The caller that sends a shared read may give up (its ctx ends) while
-// others share it: they do not inherit its context's error, they read
-// again. A hook holds the first read until two waiters queue for the next
-// one, then cancels the context of whichever of them sends it.
-func TestSharedReadSenderGivesUp(t *testing.T) {
-	c := testenv.Client(t, testenv.Shared().ConnectString())
-	ctx := testenv.Ctx(t, testenv.WaitLong)
-	d := newDriver(t, c, testenv.Path(t, "/driver"))
-	cts := enqueueN(t, ctx, d, 3)
-	var (
-		mu    sync.Mutex
-		sends int
-	)
-	defer driver.SetReadHook(func(rctx context.Context) {
-		mu.Lock()
-		sends++
-		n := sends
-		mu.Unlock()
-		switch n {
-		case 1: // the first read: hold it until both waiters queue behind it
-			testenv.WaitFor(t, testenv.WaitShort, "two waiters queued", func() bool { return driver.SharedReadWaiters() == 2 })
-		case 2: // the read the two share: its sender gives up
-			rctx.Value(cancelKey{}).(context.CancelFunc)()
-		}
-	})()
-	first := make(chan error, 1)
-	go func() { first <- cts[0].Wait(ctx, &driver.WaitOptions{Try: true}) }()
-	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
-	errs := make(chan error, 2)
-	for _, ct := range cts[1:] {
-		wctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		wctx = context.WithValue(wctx, cancelKey{}, context.CancelFunc(cancel))
-		go func() { errs <- ct.Wait(wctx, &driver.WaitOptions{Try: true}) }()
-	}
-	if err := <-first; err != nil {
-		t.Fatalf("the first contender: %v, want it to hold", err)
-	}
-	var canceled, locked int
-	for range 2 {
-		switch err := <-errs; {
-		case errors.Is(err, context.Canceled):
-			canceled++
-		case errors.Is(err, curator.ErrLocked):
-			locked++
-		default:
-			t.Errorf("a waiter: %v", err)
-		}
-	}
-	mu.Lock()
-	n := sends
-	mu.Unlock()
-	if canceled != 1 || locked != 1 || n != 3 {
-		t.Fatalf("%d cancelled, %d answered, %d reads; want 1, 1 and 3 (the sharer read again)", canceled, locked, n)
-	}
-	if k := driver.SharedReadKeys(); k != 0 {
-		t.Errorf("%d shared-read keys left behind", k)
-	}
-}
-
 // endCtx is a context the test ends when it chooses, with the error it
 // chooses.
 type endCtx struct {
@@ -218,21 +158,17 @@ func (e *endCtx) Err() error {
 
 func (e *endCtx) end(err error) { e.once.Do(func() { e.err = err; close(e.done) }) }
 
-// A sharer whose own context ends while the read it shared ends by its
-// sender's context is told its own error, never the sender's (the CI run
-// of stop 25 caught a timed Lock answering context.Canceled): the sender
-// of the shared read is cancelled, and the hook ends the sharer's context
-// with DeadlineExceeded just as it finds the read ended.
-func TestSharedReadSharerToldItsOwnEnd(t *testing.T) {
+// senderGivesUp plays the scene of a shared read whose sender gives up: a
+// hook holds the first read until two Try waiters queue for the next one,
+// then cancels the context (an endCtx, under cancelKey{}) of whichever of
+// them sends it. It returns the two waiters' errors and the reads sent.
+func senderGivesUp(t *testing.T) (errs []error, sends int) {
+	t.Helper()
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	d := newDriver(t, c, testenv.Path(t, "/driver"))
 	cts := enqueueN(t, ctx, d, 3)
-	var (
-		mu    sync.Mutex
-		sends int
-		ended int
-	)
+	var mu sync.Mutex
 	defer driver.SetReadHook(func(rctx context.Context) {
 		mu.Lock()
 		sends++
@@ -245,6 +181,58 @@ func TestSharedReadSharerToldItsOwnEnd(t *testing.T) {
 			rctx.Value(cancelKey{}).(*endCtx).end(context.Canceled)
 		}
 	})()
+	first := make(chan error, 1)
+	go func() { first <- cts[0].Wait(ctx, &driver.WaitOptions{Try: true}) }()
+	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
+	got := make(chan error, 2)
+	for _, ct := range cts[1:] {
+		e := newEndCtx(ctx)
+		wctx := context.WithValue(e, cancelKey{}, e)
+		go func() { got <- ct.Wait(wctx, &driver.WaitOptions{Try: true}) }()
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first contender: %v, want it to hold", err)
+	}
+	errs = []error{<-got, <-got}
+	mu.Lock()
+	defer mu.Unlock()
+	return errs, sends
+}
+
+// count returns how many of errs are target.
+func count(errs []error, target error) int {
+	n := 0
+	for _, err := range errs {
+		if errors.Is(err, target) {
+			n++
+		}
+	}
+	return n
+}
+
+// The caller that sends a shared read may give up (its ctx ends) while
+// others share it: they do not inherit its context's error, they read
+// again.
+func TestSharedReadSenderGivesUp(t *testing.T) {
+	errs, sends := senderGivesUp(t)
+	if count(errs, context.Canceled) != 1 || count(errs, curator.ErrLocked) != 1 || sends != 3 {
+		t.Fatalf("waiters %v, %d reads; want one cancelled, one answered ErrLocked, and 3 reads (the sharer read again)", errs, sends)
+	}
+	if k := driver.SharedReadKeys(); k != 0 {
+		t.Errorf("%d shared-read keys left behind", k)
+	}
+}
+
+// A sharer whose own context ends while the read it shared ends by its
+// sender's context is told its own error, never the sender's (the full
+// suite of stop 25 caught a timed Lock answering context.Canceled): the
+// hook ends the sharer's context with DeadlineExceeded just as it finds
+// the read ended.
+func TestSharedReadSharerToldItsOwnEnd(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		ended int
+	)
 	defer driver.SetSharedEndHook(func(sctx context.Context) {
 		if e, ok := sctx.Value(cancelKey{}).(*endCtx); ok && e.Err() == nil {
 			mu.Lock()
@@ -253,33 +241,11 @@ func TestSharedReadSharerToldItsOwnEnd(t *testing.T) {
 			e.end(context.DeadlineExceeded) // the sharer's deadline passes right here
 		}
 	})()
-	first := make(chan error, 1)
-	go func() { first <- cts[0].Wait(ctx, &driver.WaitOptions{Try: true}) }()
-	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
-	errs := make(chan error, 2)
-	for _, ct := range cts[1:] {
-		e := newEndCtx(ctx)
-		wctx := context.WithValue(e, cancelKey{}, e)
-		go func() { errs <- ct.Wait(wctx, &driver.WaitOptions{Try: true}) }()
-	}
-	if err := <-first; err != nil {
-		t.Fatalf("the first contender: %v, want it to hold", err)
-	}
-	var canceled, deadline int
-	for range 2 {
-		switch err := <-errs; {
-		case errors.Is(err, context.Canceled):
-			canceled++
-		case errors.Is(err, context.DeadlineExceeded):
-			deadline++
-		default:
-			t.Errorf("a waiter: %v", err)
-		}
-	}
+	errs, _ := senderGivesUp(t)
 	mu.Lock()
 	defer mu.Unlock()
-	if canceled != 1 || deadline != 1 || ended != 1 {
-		t.Fatalf("%d cancelled, %d past their deadline, %d ended at the hook; want 1 each", canceled, deadline, ended)
+	if count(errs, context.Canceled) != 1 || count(errs, context.DeadlineExceeded) != 1 || ended != 1 {
+		t.Fatalf("waiters %v, %d ended at the hook; want one cancelled, one past its deadline, ended at the hook", errs, ended)
 	}
 }
 
