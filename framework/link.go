@@ -212,6 +212,10 @@ type sock struct {
 // a lock's traffic; a larger read (a long listing) bypasses it.
 const readAhead = 4096
 
+// maxEvent bounds the watch event read whole ahead of go-zookeeper (a
+// length beyond it is no event of a path: go-zookeeper handles the packet).
+const maxEvent = 1 << 20
+
 // peek reads ahead until k bytes are buffered.
 func (s *sock) peek(k int) error {
 	if len(s.rbuf) < k {
@@ -262,7 +266,7 @@ func (s *sock) packet() error {
 		if s.l.npending.Load() > 0 {
 			s.l.answered(xid, int32(binary.BigEndian.Uint32(h[16:20])))
 		}
-	case xid == -1: // a watch event: type, state, path
+	case xid == -1 && total <= maxEvent: // a watch event: type, state, path
 		if err := s.peek(total); err != nil {
 			return err
 		}
@@ -270,7 +274,7 @@ func (s *sock) packet() error {
 		if len(b) >= 12 {
 			n := int(int32(binary.BigEndian.Uint32(b[8:12])))
 			if n >= 0 && 12+n <= len(b) {
-				s.l.fired(int32(binary.BigEndian.Uint32(b[0:4])), string(b[12:12+n]))
+				s.l.fired(int32(binary.BigEndian.Uint32(b[0:4])), b[12:12+n])
 			}
 		}
 	case xid == setWatchesXid:

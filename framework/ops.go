@@ -97,12 +97,12 @@ func readW[T any](c *Client, ctx context.Context, op, path string, kind watchKin
 	}
 	key := watchKey{full, kind}
 	w, e, armed := c.watches.add(key, path)
-	var v T
-	if armed {
-		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
-	} else {
-		end := c.reads.begin(key)
-		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
+	var end func()
+	if !armed {
+		end = c.reads.begin(key)
+	}
+	v, err := call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
+	if end != nil {
 		end()
 		if err == nil {
 			c.watches.armed(key, e)

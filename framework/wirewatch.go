@@ -159,12 +159,13 @@ func (l *link) answered(xid, code int32) {
 // fired spends the watches an event of type t on path fires on the server:
 // its data table (data and exist watches) on a creation, a change or a
 // deletion; its child table on a change of children or a deletion.
-func (l *link) fired(t int32, path string) {
+func (l *link) fired(t int32, p []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.held) == 0 {
 		return
 	}
+	path := string(p)
 	const created, deleted, changed, children = 1, 2, 3, 4
 	switch t {
 	case created, changed:
