@@ -344,3 +344,70 @@ func TestSetWatchesSplit(t *testing.T) {
 		}
 	}
 }
+
+// trickle is a connection that yields its input one byte per read.
+type trickle struct {
+	net.Conn
+	in []byte
+}
+
+func (c *trickle) Read(p []byte) (int, error) {
+	if len(c.in) == 0 {
+		return 0, io.EOF
+	}
+	p[0] = c.in[0]
+	c.in = c.in[1:]
+	return 1, nil
+}
+
+func (c *trickle) Write(p []byte) (int, error) { return len(p), nil }
+func (c *trickle) Close() error                { return nil }
+
+// Packets split across reads (here one byte per read) are read whole by
+// the link before go-zookeeper's turn: replies and events are seen, the
+// SetWatches reply is dropped, and go-zookeeper reads every other byte.
+func TestLinkReadsSplitPackets(t *testing.T) {
+	resp := make([]byte, 40)
+	binary.BigEndian.PutUint32(resp[0:], 36)
+	binary.BigEndian.PutUint32(resp[8:], 30000)
+	binary.BigEndian.PutUint64(resp[12:], 9)
+	big := watchEvent(3, "/"+strings.Repeat("x", 5000)) // longer than the read-ahead buffer
+	stream := slices.Concat(resp, reply(1, 50, 0, 3), reply(setWatchesXid, 51, 0, 0), big, reply(2, 52, 0, 6000), watchEvent(2, "/b"))
+	tc := &trickle{in: stream}
+	reads := &watchReads{}
+	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return tc, nil }, 0, reads)
+	nc, err := l.dialer("tcp", "x:1", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write(make([]byte, 48)); err != nil { // the ConnectRequest
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8192)
+	if _, err := io.ReadFull(nc, buf[:40]); err != nil { // go-zookeeper's handshake
+		t.Fatal(err)
+	}
+	got := slices.Clone(buf[:40])
+	end := reads.begin(watchKey{"/a", watchData})
+	if _, err := nc.Write(readReq(1, opGetData, "/a")); err != nil {
+		t.Fatal(err)
+	}
+	end()
+	for {
+		if _, err := io.ReadFull(nc, buf[:4]); err != nil {
+			break
+		}
+		n := int(binary.BigEndian.Uint32(buf[:4]))
+		if _, err := io.ReadFull(nc, buf[4:4+n]); err != nil {
+			t.Fatalf("a packet cut short: %v", err)
+		}
+		got = append(got, buf[:4+n]...)
+	}
+	want := slices.Concat(resp, reply(1, 50, 0, 3), big, reply(2, 52, 0, 6000), watchEvent(2, "/b"))
+	if !slices.Equal(got, want) {
+		t.Fatalf("go-zookeeper read %d bytes, want %d: every packet but the SetWatches reply", len(got), len(want))
+	}
+	if _, ok := l.held[watchKey{"/a", watchData}]; !ok || len(l.held) != 1 || l.lastZxid.Load() != 52 || l.timeout() != 30*time.Second {
+		t.Fatalf("watches %v, zxid %d, timeout %v; want /a's data watch, 52, 30s", l.held, l.lastZxid.Load(), l.timeout())
+	}
+}
