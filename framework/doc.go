@@ -23,7 +23,10 @@
 //     a custom dialer (TLS);
 //   - watches through a demultiplexer of ours: a waiter that gives up calls
 //     Watch.Stop and nothing of it stays in the client, and at most one
-//     go-zookeeper watch per node and kind is outstanding.
+//     server watch per node and kind is asked for; the client keeps the
+//     session's watches and sets them again on reconnection itself
+//     (go-zookeeper is never asked for one: its registry races,
+//     go-zookeeper/zk#35).
 //
 // Errors wrap go-zookeeper's sentinels (errors.Is(err, zk.ErrNoNode) works)
 // inside *OpError, which names the operation and the path, and the module's

@@ -58,9 +58,9 @@ type watchKey struct {
 // Watch is a one-shot watch set by GetW, ChildrenW or ExistsW. It delivers
 // exactly one Event on C(). Stop it when you stop waiting: ZooKeeper
 // (through go-zookeeper) cannot remove a watch from the server, but Stop
-// drops everything the client keeps for this waiter. At most one
-// go-zookeeper watch per path and kind is ever outstanding, however many
-// waiters come and go.
+// drops everything the client keeps for this waiter. At most one server
+// watch per path and kind is ever asked for, however many waiters come
+// and go.
 type Watch struct {
 	mux  *watchMux
 	key  watchKey
@@ -75,16 +75,16 @@ func (w *Watch) C() <-chan Event { return w.ch }
 // the event arrived.
 func (w *Watch) Stop() { w.mux.remove(w) }
 
-// watchEntry is our record of one go-zookeeper watch (path, kind): armed
-// once the server confirmed it, with the waiters to tell when it fires.
+// watchEntry is our record of one server watch (path, kind): armed once
+// the server confirmed it, with the waiters to tell when it fires.
 type watchEntry struct {
 	armed bool
 	mark  *Mark    // the latest Mark proved on this watch (MarkOn)
 	subs  []*Watch // usually one: a slice costs far less than a map per entry
 }
 
-// watchMux fans go-zookeeper's watch events (seen through its event
-// callback, so we never hold its one-shot channels) out to our waiters.
+// watchMux fans the server's watch events (seen through go-zookeeper's
+// event callback) out to our waiters.
 type watchMux struct {
 	mu      sync.Mutex
 	entries map[watchKey]*watchEntry

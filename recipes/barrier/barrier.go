@@ -69,7 +69,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // client; a waiter that gives up drops its share at once, and the server's
 // watch goes when the node is removed or changed (ZooKeeper as spoken by
 // go-zookeeper cannot remove a watch). A brief disconnection is ridden
-// out: go-zookeeper re-registers the watch when it reconnects in the same
+// out: the client sets the watch again when it reconnects in the same
 // session, and a removal meanwhile is reported then.
 func (b *Barrier) Wait(ctx context.Context) error {
 	if ctx == nil {
