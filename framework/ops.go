@@ -97,16 +97,14 @@ func readW[T any](c *Client, ctx context.Context, op, path string, kind watchKin
 	}
 	key := watchKey{full, kind}
 	w, e, armed := c.watches.add(key, path)
-	var end func()
-	if !armed {
-		end = c.reads.begin(key)
-	}
-	v, err := call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
-	if end != nil {
-		end()
-		if err == nil {
-			c.watches.armed(key, e)
-		}
+	var v T
+	if armed {
+		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
+	} else {
+		err = c.watchedRead(key, e, func() (err error) {
+			v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
+			return err
+		})
 	}
 	if err != nil {
 		c.watches.failed(w, e)

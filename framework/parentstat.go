@@ -49,11 +49,11 @@ func (r *parentRead) run() {
 	case r.mark != nil:
 		// A watched read every time, even if a watch of an earlier
 		// connection is armed: only this connection's proves anything.
-		end := r.c.reads.begin(r.mark.key)
-		_, st, err := conn.Get(r.full)
-		end()
-		if err == nil {
-			r.c.watches.armed(r.mark.key, r.mark.e)
+		var st *Stat
+		if r.c.watchedRead(r.mark.key, r.mark.e, func() (err error) {
+			_, st, err = conn.Get(r.full)
+			return err
+		}) == nil {
 			r.stat = st
 		}
 		r.w.Stop() // the armed entry stays for the mark; no waiter does

@@ -67,6 +67,19 @@ func (r *watchReads) begin(k watchKey) (end func()) {
 	}
 }
 
+// watchedRead runs read, a plain read of key's node and kind, as a watched
+// one: its link sets the watch flag on the wire, and e is armed if it
+// succeeds (go-zookeeper is never asked for a watch).
+func (c *Client) watchedRead(key watchKey, e *watchEntry, read func() error) error {
+	end := c.reads.begin(key)
+	err := read()
+	end()
+	if err == nil {
+		c.watches.armed(key, e)
+	}
+	return err
+}
+
 // lookup returns the key of a watched read under way of path (as written
 // on the wire) and kind.
 func (r *watchReads) lookup(kind watchKind, path []byte) (watchKey, bool) {

@@ -159,21 +159,16 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 			mark = m
 		}
 	}
-	markRead := d.handoff && !mark.Intact()
-	parentRead := framework.WithParentStat
-	if markRead {
-		parentRead = framework.WithParentMark // the gap rule's mark too (gap.go, 5.)
-	}
 	switch {
 	case gap:
 		// Its sequence may show where it stands in the last reading: no
 		// parent read (one request of three when uncontended).
-	case markRead:
-		opts = append(opts, parentRead())
+	case d.handoff && !mark.Intact():
+		opts = append(opts, framework.WithParentMark()) // the parent's stat and the gap rule's mark (gap.go, 5.)
 	case !d.busy.Load() && !(d.handoff && known.waiting(d.client, d.path)):
 		// The parent's stat, in the same round trip: a node that is its
 		// path's only child decides without reading the queue (Wait).
-		opts = append(opts, parentRead())
+		opts = append(opts, framework.WithParentStat())
 	}
 	if testHookCreating != nil {
 		testHookCreating(d, gap)
@@ -187,10 +182,10 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 	switch {
 	case n.Parent != nil:
 		c.siblings = int(n.Parent.NumChildren)
-		m := n.ParentMark // set by this read, or the one set before it
+		m := n.ParentMark // set by this read, or the one set before it (nil for a driver that does not hand off)
 		if m != nil {
 			d.last.setMark(m)
-		} else if d.handoff {
+		} else {
 			m = mark
 		}
 		if c.siblings == 1 && m.Intact() { // a reading: ours alone, read under a mark
