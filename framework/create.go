@@ -93,6 +93,15 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 		p.parent = c.readParentBehind(p)
 	}
 	v, pending, err := callPending(c, ctx, "create", p.userPath, p.attempt)
+	return p.created(v, pending, err)
+}
+
+// created is CreateNode's end, apart so that CreateNode's frame, which
+// every waiter's stack holds while its create is in flight, stays small.
+//
+//go:noinline
+func (p *createPlan) created(v createResult, pending <-chan outcome[createResult], err error) (Created, error) {
+	c := p.c
 	var (
 		parent *Stat
 		mark   *Mark

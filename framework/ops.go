@@ -97,14 +97,13 @@ func readW[T any](c *Client, ctx context.Context, op, path string, kind watchKin
 	}
 	key := watchKey{full, kind}
 	w, e, armed := c.watches.add(key, path)
-	var v T
-	if armed {
-		v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
-	} else {
-		err = c.watchedRead(key, e, func() (err error) {
-			v, err = call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
-			return err
-		})
+	var r *readsOf
+	if !armed {
+		r = c.beginWatchedRead(key)
+	}
+	v, err := call(c, ctx, op, path, func(conn *zk.Conn) (T, error) { return read(conn, full) })
+	if r != nil {
+		c.endWatchedRead(r, e, err)
 	}
 	if err != nil {
 		c.watches.failed(w, e)

@@ -49,11 +49,10 @@ func (r *parentRead) run() {
 	case r.mark != nil:
 		// A watched read every time, even if a watch of an earlier
 		// connection is armed: only this connection's proves anything.
-		var st *Stat
-		if r.c.watchedRead(r.mark.key, r.mark.e, func() (err error) {
-			_, st, err = conn.Get(r.full)
-			return err
-		}) == nil {
+		wr := r.c.beginWatchedRead(r.mark.key)
+		_, st, err := conn.Get(r.full)
+		r.c.endWatchedRead(wr, r.mark.e, err)
+		if err == nil {
 			r.stat = st
 		}
 		r.w.Stop() // the armed entry stays for the mark; no waiter does

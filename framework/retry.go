@@ -64,45 +64,45 @@ func call[T any](c *Client, ctx context.Context, op, path string, fn func(conn *
 
 // callPending is call that also hands back, when ctx ended an attempt that
 // was still in flight, a channel with that attempt's real outcome.
-func callPending[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (T, <-chan outcome[T], error) {
-	var zero T
+func callPending[T any](c *Client, ctx context.Context, op, path string, fn func(conn *zk.Conn) (T, error)) (v T, pending <-chan outcome[T], err error) {
+	// Its frame is on every waiting goroutine's stack at its deepest (issue
+	// 16: a thousand waiters' 4 KB stacks): named results, one time.
 	if ctx == nil {
-		return zero, nil, &OpError{op, path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
+		return v, nil, &OpError{op, path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
 	start := time.Now()
-	connDeadline := start.Add(c.opts.connectionTimeout)
 	for n := 0; ; n++ {
-		conn, err := c.waitConn(ctx, connDeadline)
+		var conn *zk.Conn
+		conn, err = c.waitConn(ctx, start)
 		if err != nil && !errors.Is(err, curator.ErrConnectionLoss) {
 			if ctxErr(err) {
 				err = c.ended(ctx)
 			}
-			return zero, nil, &OpError{op, path, err}
+			return v, nil, &OpError{op, path, err}
 		}
 		if err == nil {
 			if h := beforeAttempt.Load(); h != nil {
 				(*h)(c, op)
 			}
 			a := c.startAttempt(ctx, conn, op, path) // telemetry.go
-			var v T
-			var pending <-chan outcome[T]
-			var aerr error
 			if ctx.Done() == nil {
-				v, aerr = fn(conn) // not through attempt: one frame less on the deepest stacks
+				v, err = fn(conn) // not through attempt: one frame less on the deepest stacks
 			} else {
-				v, pending, aerr = attempt(ctx, conn, fn)
+				v, pending, err = attempt(ctx, conn, fn)
 			}
-			c.endAttempt(a, aerr)
-			if aerr == nil {
+			c.endAttempt(a, err)
+			if err == nil {
 				return v, nil, nil
 			}
-			if pending != nil || ctxErr(aerr) {
-				return zero, pending, &OpError{op, path, c.ended(ctx)}
+			var zero T
+			v = zero
+			if pending != nil || ctxErr(err) {
+				return v, pending, &OpError{op, path, c.ended(ctx)}
 			}
-			err = classify(aerr, c.isClosed())
+			err = classify(err, c.isClosed())
 		}
 		if err = c.retryAfter(ctx, &OpError{op, path, err}, n, time.Since(start)); err != nil {
-			return zero, nil, err
+			return v, nil, err
 		}
 	}
 }
@@ -151,10 +151,11 @@ func (c *Client) logRetry(op, path string, n int, sleep time.Duration, err error
 var errNotConnected = errors.New("not connected within the connection timeout")
 
 // waitConn returns the connection for an attempt: at once when connected,
-// else once connected if that happens before deadline; past deadline (and
-// still not connected) an error wrapping curator.ErrConnectionLoss. curator.ErrClosed on a
+// else once connected if that happens within the connection timeout from
+// start (the operation's start); past it (and still not connected) an
+// error wrapping curator.ErrConnectionLoss. curator.ErrClosed on a
 // closed client, ctx's error when ctx ends first.
-func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, error) {
+func (c *Client) waitConn(ctx context.Context, start time.Time) (*zk.Conn, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -175,7 +176,7 @@ func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t := time.NewTimer(time.Until(deadline))
+	t := time.NewTimer(time.Until(start.Add(c.opts.connectionTimeout)))
 	defer t.Stop()
 	select {
 	case <-ch:
@@ -187,7 +188,7 @@ func (c *Client) waitConn(ctx context.Context, deadline time.Time) (*zk.Conn, er
 	case <-c.ctx.Done():
 		return nil, curator.ErrClosed
 	}
-	return c.waitConn(ctx, deadline)
+	return c.waitConn(ctx, start)
 }
 
 // ended is the error of an operation whose ctx is done: curator.ErrClosed if the

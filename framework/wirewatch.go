@@ -43,8 +43,8 @@ type readsOf struct {
 	n   int
 }
 
-// begin registers a watched read of k; end unregisters it.
-func (r *watchReads) begin(k watchKey) (end func()) {
+// begin registers a watched read of k until end.
+func (r *watchReads) begin(k watchKey) *readsOf {
 	r.mu.Lock()
 	if r.m[k.kind] == nil {
 		r.m[k.kind] = map[string]*readsOf{}
@@ -57,27 +57,31 @@ func (r *watchReads) begin(k watchKey) (end func()) {
 	e.n++
 	r.n.Add(1)
 	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		if e.n--; e.n == 0 {
-			delete(r.m[k.kind], k.path)
-		}
-		r.n.Add(-1)
-		r.mu.Unlock()
-	}
+	return e
 }
 
-// watchedRead runs read, a plain read of key's node and kind, as a watched
-// one: its link sets the watch flag on the wire, and e is armed if it
-// succeeds (go-zookeeper is never asked for a watch).
-func (c *Client) watchedRead(key watchKey, e *watchEntry, read func() error) error {
-	end := c.reads.begin(key)
-	err := read()
-	end()
-	if err == nil {
-		c.watches.armed(key, e)
+func (r *watchReads) end(e *readsOf) {
+	r.mu.Lock()
+	if e.n--; e.n == 0 {
+		delete(r.m[e.key.kind], e.key.path)
 	}
-	return err
+	r.n.Add(-1)
+	r.mu.Unlock()
+}
+
+// A watched read is a plain read of a node between beginWatchedRead and
+// endWatchedRead: its link sets the watch flag on the wire, and the read's
+// entry is armed if it succeeds (go-zookeeper is never asked for a watch).
+// Two calls, not one taking the read as a func: a waiter's stack is at its
+// deepest in this read (issue 16: a thousand waiters' stacks are most of
+// their memory).
+func (c *Client) beginWatchedRead(key watchKey) *readsOf { return c.reads.begin(key) }
+
+func (c *Client) endWatchedRead(r *readsOf, e *watchEntry, err error) {
+	c.reads.end(r)
+	if err == nil {
+		c.watches.armed(r.key, e)
+	}
 }
 
 // lookup returns the key of a watched read under way of path (as written

@@ -225,10 +225,10 @@ func TestLinkKeepsTheSessionsWatches(t *testing.T) {
 			t.Fatalf("request %d reached the server with watch flag %d, want %d", i+1, p[len(p)-1], want)
 		}
 	}
-	endA()
-	endC()
-	endD()
-	endE()
+	r.reads.end(endA)
+	r.reads.end(endC)
+	r.reads.end(endD)
+	r.reads.end(endE)
 	r.write(t, readReq(7, opGetData, "/a")) // no watched read under way now
 	if p := r.next(t); p[len(p)-1] != 0 {
 		t.Fatal("a read after the watched one ended set a watch")
@@ -290,9 +290,9 @@ func TestLinkSetsWatchesAgainBehindTheCredentials(t *testing.T) {
 	r.connect(t, 0, 9)
 	r.write(t, frame(-4, opSetAuth))
 	r.next(t)
-	end := r.reads.begin(watchKey{"/a", watchData})
+	rd := r.reads.begin(watchKey{"/a", watchData})
 	r.write(t, readReq(1, opGetData, "/a"))
-	end()
+	r.reads.end(rd)
 	r.next(t)
 	r.serve(t, reply(1, 50, 0, 0))
 	r.delivered(t, 1)
@@ -388,11 +388,11 @@ func TestLinkReadsSplitPackets(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := slices.Clone(buf[:40])
-	end := reads.begin(watchKey{"/a", watchData})
+	rd := reads.begin(watchKey{"/a", watchData})
 	if _, err := nc.Write(readReq(1, opGetData, "/a")); err != nil {
 		t.Fatal(err)
 	}
-	end()
+	reads.end(rd)
 	for {
 		if _, err := io.ReadFull(nc, buf[:4]); err != nil {
 			break
