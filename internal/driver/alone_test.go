@@ -128,3 +128,90 @@ func TestDriversOfOneClientShareTheMark(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Contenders of one client created at once on one path (a thousand
+// waiters queued together) make one parent read between them, the first's
+// mark, not one each (each also a goroutine to send it): a create made
+// while another of the process is in flight there reads no parent. Those
+// take the client's mark at their first reading of the queue, so the gap
+// rule still serves them after.
+func TestConcurrentCreatesMarkOnce(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	path := testenv.Path(t, "/markonce")
+	persistentPath(t, other, path)
+	parentReads := func() int { return px.Requests(zktest.OpExists) + px.Requests(zktest.OpGetData) }
+
+	first, second := newDriver(t, c, path), newDriver(t, c, path)
+	inFirst, release := make(chan struct{}), make(chan struct{})
+	secondGap := make(chan bool, 4)
+	t.Cleanup(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
+		switch by {
+		case first:
+			close(inFirst)
+			<-release // its create is in flight (registered), not yet sent
+		case second:
+			secondGap <- gap
+		}
+	}))
+	type result struct {
+		c   *driver.Contender
+		err error
+	}
+	firstDone := make(chan result, 1)
+	go func() {
+		ct, err := first.Enqueue(ctx, nil)
+		firstDone <- result{ct, err}
+	}()
+	select {
+	case <-inFirst:
+	case <-ctx.Done():
+		t.Fatal("the first create never started")
+	}
+	w, err := second.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := parentReads(); p != 0 {
+		t.Errorf("a create while another of the client's is in flight: %d parent reads, want 0", p)
+	}
+	if c.MarkOn(path) != nil {
+		t.Fatal("a mark before the first create (the premise)")
+	}
+	close(release)
+	var r result
+	select {
+	case r = <-firstDone:
+	case <-ctx.Done():
+		t.Fatal("the first create never returned")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if n, p := px.WatchRequests(zktest.OpGetData), parentReads(); n != 1 || p != 1 {
+		t.Errorf("both creates: %d watched getData, %d parent reads; want 1 and 1 (the first's mark)", n, p)
+	}
+	if c.MarkOn(path) == nil {
+		t.Fatal("no mark after the first create")
+	}
+
+	// The second (behind the first, sequence 1) reads the queue under the
+	// client's mark, is handed the lock, and releases: its driver's next
+	// create follows that reading, so the gap rule may place it.
+	wDone := waitOn(ctx, w)
+	gone(t, ctx, r.c)
+	heldThenGone(t, ctx, w, wDone)
+	<-secondGap // the second's first create
+	next, err := second.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !<-secondGap {
+		t.Error("the second driver's next create: the gap rule did not look at it (its reading was not marked)")
+	}
+	if err := next.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

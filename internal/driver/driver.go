@@ -145,38 +145,116 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 }
 
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
+	opts, mark, gap, h := d.createOptions(mode)
+	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
+	if h != nil {
+		known.created(h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.enqueued(n, mark, gap), nil
+}
+
+// nodeData is a contender's data: data, or the client's default for nil.
+//
+//go:noinline
+func (d *Driver) nodeData(data []byte) []byte {
 	if data == nil {
-		data = d.client.DefaultData()
+		return d.client.DefaultData()
 	}
-	opts := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
-	gap := d.handoff && d.last.ready()
-	mark := d.last.marked()
-	if d.handoff && !gap && !mark.Intact() {
-		// Any intact mark of the client on the path proves what ours would
-		// (gap.go, 5.): it was set before any reading made from now on.
-		if m := d.client.MarkOn(d.path); m != nil {
-			d.last.setMark(m)
-			mark = m
-		}
+	return data
+}
+
+// createOptions decides how a contender's create reads its parent, if at
+// all: its options, the mark held before it, whether the gap rule may
+// place it, and (a driver that hands off) its registration as a create in
+// flight, to end with known.created once it returns. (Apart from enqueue,
+// whose frame is on every waiter's stack while its create is in flight.)
+//
+//go:noinline
+func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff) {
+	gap = d.handoff && d.last.ready()
+	mark = d.last.marked()
+	if d.handoff && !gap {
+		mark = d.intactMark()
 	}
+	var creating, crowded bool
+	if d.handoff {
+		h, creating, crowded = known.create(d.client, d.path)
+	}
+	parent := parentNone
 	switch {
 	case gap:
 		// Its sequence may show where it stands in the last reading: no
 		// parent read (one request of three when uncontended).
-	case d.handoff && !mark.Intact():
-		opts = append(opts, framework.WithParentMark()) // the parent's stat and the gap rule's mark (gap.go, 5.)
-	case !d.busy.Load() && !(d.handoff && known.waiting(d.client, d.path)):
+	case d.handoff && !mark.Intact() && !creating:
+		// The parent's stat and the gap rule's mark (gap.go, 5.). One
+		// mark read at a time per client and path: a thousand waiters
+		// queued at once would each make one (and a goroutine to send
+		// it); those behind the first take its mark, once set, at their
+		// first reading of the queue (Contender.arm).
+		parent = parentMark
+	case !d.busy.Load() && !crowded:
 		// The parent's stat, in the same round trip: a node that is its
 		// path's only child decides without reading the queue (Wait).
-		opts = append(opts, framework.WithParentStat())
+		// Not when another contender of the process is there: then ours
+		// is unlikely to be alone, and reading the queue is safe anyway.
+		parent = parentStat
 	}
 	if testHookCreating != nil {
 		testHookCreating(d, gap)
 	}
-	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), data, opts...)
-	if err != nil {
-		return nil, err
+	return contenderOpts[mode][parent], mark, gap, h
+}
+
+// intactMark returns the driver's mark on its path if intact, else the
+// client's, adopted (any intact mark of the client on the path proves what
+// ours would, gap.go 5.: it was set before any reading made from now on),
+// else the driver's spent one or nil: a reading made under it will not
+// count.
+func (d *Driver) intactMark() *framework.Mark {
+	m := d.last.marked()
+	if !m.Intact() {
+		if cm := d.client.MarkOn(d.path); cm != nil {
+			d.last.setMark(cm)
+			return cm
+		}
 	}
+	return m
+}
+
+// The parent read behind a contender's create.
+const (
+	parentNone = iota
+	parentStat // WithParentStat
+	parentMark // WithParentMark
+)
+
+// contenderOpts are a contender's create options, by mode (ephemeral or
+// ephemeral-sequential) and parent read: made once, as every waiter's create is on its stack at its deepest
+// (a thousand waiters: their stacks are most of their memory).
+var contenderOpts = func() map[framework.CreateMode]*[3][]framework.OpOption {
+	t := map[framework.CreateMode]*[3][]framework.OpOption{}
+	for _, mode := range []framework.CreateMode{framework.ModeEphemeral, framework.ModeEphemeralSequential} {
+		t[mode] = new([3][]framework.OpOption)
+		for parent, extra := range []framework.OpOption{nil, framework.WithParentStat(), framework.WithParentMark()} {
+			o := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
+			if extra != nil {
+				o = append(o, extra)
+			}
+			t[mode][parent] = o[:len(o):len(o)]
+		}
+	}
+	return t
+}()
+
+// enqueued is enqueue's end, apart to keep enqueue's frame (on the stack
+// while the create is in flight) small: the Contender for n, and what its
+// create read of the queue.
+//
+//go:noinline
+func (d *Driver) enqueued(n framework.Created, mark *framework.Mark, gap bool) *Contender {
 	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
 	c.seq, _ = d.Sequence(c.name)
 	switch {
@@ -194,7 +272,7 @@ func (d *Driver) enqueue(ctx context.Context, name string, mode framework.Create
 	case gap:
 		c.known = d.last.after(c)
 	}
-	return c, nil
+	return c
 }
 
 // testHookCreating, set only by tests, runs just before a contender's

@@ -47,7 +47,7 @@ func handoffSafe(pred Predicate, names []string) bool {
 }
 
 // handoffs is what the process knows of deleted contenders, per client and
-// path, while anyone waits there.
+// path, while anyone waits or creates there; and how many create there.
 type handoffs struct {
 	mu   sync.Mutex
 	keys map[readKey]*handoff
@@ -56,21 +56,34 @@ type handoffs struct {
 var known = &handoffs{keys: map[readKey]*handoff{}}
 
 type handoff struct {
-	key   readKey
-	users int
-	gone  map[string]struct{}
+	key      readKey
+	users    int // waiters
+	creating int // contenders' creates in flight
+	gone     map[string]struct{}
 }
 
-// join registers a waiter on the client's path; leave it when done.
-func (hs *handoffs) join(c *framework.Client, path string) *handoff {
-	key := readKey{c, path}
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
+// get returns key's entry, made if missing; hs.mu held.
+func (hs *handoffs) get(key readKey) *handoff {
 	h := hs.keys[key]
 	if h == nil {
 		h = &handoff{key: key, gone: map[string]struct{}{}}
 		hs.keys[key] = h
 	}
+	return h
+}
+
+// drop forgets h once nobody waits or creates there; hs.mu held.
+func (hs *handoffs) drop(h *handoff) {
+	if h.users == 0 && h.creating == 0 {
+		delete(hs.keys, h.key)
+	}
+}
+
+// join registers a waiter on the client's path; leave it when done.
+func (hs *handoffs) join(c *framework.Client, path string) *handoff {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.get(readKey{c, path})
 	h.users++
 	return h
 }
@@ -78,17 +91,28 @@ func (hs *handoffs) join(c *framework.Client, path string) *handoff {
 func (hs *handoffs) leave(h *handoff) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if h.users--; h.users == 0 {
-		delete(hs.keys, h.key)
-	}
+	h.users--
+	hs.drop(h)
 }
 
-// waiting reports whether anyone of the process waits on the client's path
-// now (then a new contender is not alone).
-func (hs *handoffs) waiting(c *framework.Client, path string) bool {
+// create registers a contender's create on the client's path until
+// created, and reports who else of the process is there: another create
+// in flight (creating), or anyone waiting or creating (crowded: then the
+// new contender is not alone).
+func (hs *handoffs) create(c *framework.Client, path string) (h *handoff, creating, crowded bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	return hs.keys[readKey{c, path}] != nil
+	h = hs.get(readKey{c, path})
+	creating = h.creating > 0
+	h.creating++
+	return h, creating, creating || h.users > 0
+}
+
+func (hs *handoffs) created(h *handoff) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h.creating--
+	hs.drop(h)
 }
 
 // deleted records that a contender of the client's path is gone, if anyone

@@ -77,10 +77,11 @@ func SetWaitHook(f func(c *Contender)) (restore func()) {
 // that set its watch (as Curator's semaphore does), and takes the Wake
 // channel before that read, so a change after it fires the one or the other.
 func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
-	// Every parked waiter sits in this frame, and a short stack lets the
-	// runtime shrink a parked goroutine's to half (issue 16: 10,000 waiters
-	// in one process): the select is here, not one call deeper, and the
-	// round's state lives in r.
+	// A waiter's stack (4 KB; issue 16: a thousand waiters' stacks are
+	// most of their memory) is at its deepest in arm's watched read, with
+	// this frame under it; the select's temporaries are in park, off that
+	// path, so the read's worst case (the runtime's allocation slow path
+	// under go-zookeeper's request) stays under the 4 KB stack's limit.
 	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
 	if c.d.handoff && !o.Try {
 		r.ho = known.join(c.d.client, c.d.path)
@@ -98,17 +99,11 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 		if r.w == nil {
 			continue // look again
 		}
-		var ev framework.Event
-		select {
-		case ev = <-r.w.C():
-		case <-r.wake:
-		case <-c.session.Done():
-		case <-ctx.Done():
-			r.w.Stop()
-			return ctx.Err()
+		deleted, err := c.park(ctx, &r)
+		if err != nil {
+			return err
 		}
-		r.w.Stop()
-		if r.pred != "" && ev.Type == framework.EventNodeDeleted {
+		if deleted {
 			if o.OnWoken != nil {
 				r.undo = o.OnWoken()
 			}
@@ -120,6 +115,25 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 			}
 		}
 	}
+}
+
+// park waits for r's watch, its wake channel, the session's end or ctx's;
+// deleted: the predecessor waited on was deleted (the one case that may be
+// a handoff).
+//
+//go:noinline
+func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error) {
+	var ev framework.Event
+	select {
+	case ev = <-r.w.C():
+	case <-r.wake:
+	case <-c.session.Done():
+	case <-ctx.Done():
+		r.w.Stop()
+		return false, ctx.Err()
+	}
+	r.w.Stop()
+	return r.pred != "" && ev.Type == framework.EventNodeDeleted, nil
 }
 
 // round is one Wait: its options, what the process knows of deleted
@@ -171,6 +185,9 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		// Shared: a thousand waiters of one process make one read (never
 		// one older than their own call) and sort it once.
 		m := d.last.marked() // set before the read (gap.go, 5.)
+		if d.handoff {
+			m = d.intactMark()
+		}
 		r.q, err = d.queueShared(ctx)
 		if err == nil && d.handoff {
 			d.last.read(r.q, m)
