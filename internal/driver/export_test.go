@@ -78,3 +78,22 @@ func SetNodeWatchHook(f func(node string)) (restore func()) {
 	testHookNodeWatch = f
 	return func() { testHookNodeWatch = old }
 }
+
+// HandoffGone returns how many gone names the handoff keeps in all.
+func HandoffGone() int {
+	known.mu.Lock()
+	defer known.mu.Unlock()
+	n := 0
+	for _, h := range known.keys {
+		n += len(h.gone)
+	}
+	return n
+}
+
+// SetGoneMin sets how many gone names a handoff entry keeps at least; the
+// returned func restores it. Set it only while nobody waits.
+func SetGoneMin(n int) (restore func()) {
+	old := goneMin
+	goneMin = n
+	return func() { goneMin = old }
+}

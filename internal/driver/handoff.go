@@ -28,7 +28,7 @@ import (
 //     ZooKeeper's order through the watches of its waiters (NodeDeleted,
 //     or a getData that finds no node) and its own releases (a delete that
 //     succeeded); these are kept per client and path while anyone of the
-//     process waits there.
+//     process waits there (the newest only: one not kept reads the queue).
 //  4. Our own node must still be there (someone may have deleted it while
 //     we waited; then our successor may be handed the lock too): an exists
 //     of our node, one small read where reading the queue again costs as
@@ -60,7 +60,17 @@ type handoff struct {
 	users    int // waiters
 	creating int // contenders' creates in flight
 	gone     map[string]struct{}
+	order    []string // gone's names, oldest first
 }
+
+// goneMin is the least number of gone names a handoff entry keeps (it
+// keeps twice its waiters if more). The oldest go first: a path contended
+// without pause in one process keeps its entry for good, and its gone
+// names would grow with every acquisition. Forgetting one is safe: a
+// waiter that asks about it is told "not known gone" and reads the queue
+// again. The names waiters ask about are those deleted since their
+// reading, the newest.
+var goneMin = 1024
 
 // get returns key's entry, made if missing; hs.mu held.
 func (hs *handoffs) get(key readKey) *handoff {
@@ -116,12 +126,23 @@ func (hs *handoffs) created(h *handoff) {
 }
 
 // deleted records that a contender of the client's path is gone, if anyone
-// waits there.
+// of the process waits or creates there (the newest names only: goneMin).
 func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if h := hs.keys[readKey{c, path}]; h != nil {
-		h.gone[name] = struct{}{}
+	h := hs.keys[readKey{c, path}]
+	if h == nil {
+		return
+	}
+	if _, ok := h.gone[name]; ok {
+		return
+	}
+	h.gone[name] = struct{}{}
+	h.order = append(h.order, name)
+	for len(h.order) > max(goneMin, 2*h.users) {
+		delete(h.gone, h.order[0])
+		h.order[0] = ""
+		h.order = h.order[1:]
 	}
 }
 
