@@ -147,13 +147,7 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
 	opts, mark, gap, h := d.createOptions(mode)
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
-	if h != nil {
-		known.created(h)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return d.enqueued(n, mark, gap), nil
+	return d.enqueued(n, err, mark, gap, h)
 }
 
 // nodeData is a contender's data: data, or the client's default for nil.
@@ -169,7 +163,7 @@ func (d *Driver) nodeData(data []byte) []byte {
 // createOptions decides how a contender's create reads its parent, if at
 // all: its options, the mark held before it, whether the gap rule may
 // place it, and (a driver that hands off) its registration as a create in
-// flight, to end with known.created once it returns. (Apart from enqueue,
+// flight, which enqueued ends once it returns. (Apart from enqueue,
 // whose frame is on every waiter's stack while its create is in flight.)
 //
 //go:noinline
@@ -232,29 +226,36 @@ const (
 )
 
 // contenderOpts are a contender's create options, by mode (ephemeral or
-// ephemeral-sequential) and parent read: made once, as every waiter's create is on its stack at its deepest
-// (a thousand waiters: their stacks are most of their memory).
-var contenderOpts = func() map[framework.CreateMode]*[3][]framework.OpOption {
-	t := map[framework.CreateMode]*[3][]framework.OpOption{}
+// ephemeral-sequential) and parent read, made once: they would be on the
+// stack of every waiter's create, its deepest call.
+var contenderOpts = func() map[framework.CreateMode][3][]framework.OpOption {
+	t := map[framework.CreateMode][3][]framework.OpOption{}
 	for _, mode := range []framework.CreateMode{framework.ModeEphemeral, framework.ModeEphemeralSequential} {
-		t[mode] = new([3][]framework.OpOption)
+		var byParent [3][]framework.OpOption
 		for parent, extra := range []framework.OpOption{nil, framework.WithParentStat(), framework.WithParentMark()} {
 			o := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
 			if extra != nil {
 				o = append(o, extra)
 			}
-			t[mode][parent] = o[:len(o):len(o)]
+			byParent[parent] = o[:len(o):len(o)] // full: an append by CreateNode copies
 		}
+		t[mode] = byParent
 	}
 	return t
 }()
 
 // enqueued is enqueue's end, apart to keep enqueue's frame (on the stack
-// while the create is in flight) small: the Contender for n, and what its
-// create read of the queue.
+// while the create is in flight) small: the create in flight no more, and
+// the Contender for n with what its create read of the queue.
 //
 //go:noinline
-func (d *Driver) enqueued(n framework.Created, mark *framework.Mark, gap bool) *Contender {
+func (d *Driver) enqueued(n framework.Created, err error, mark *framework.Mark, gap bool, h *handoff) (*Contender, error) {
+	if h != nil {
+		known.created(h)
+	}
+	if err != nil {
+		return nil, err
+	}
 	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
 	c.seq, _ = d.Sequence(c.name)
 	switch {
@@ -272,7 +273,7 @@ func (d *Driver) enqueued(n framework.Created, mark *framework.Mark, gap bool) *
 	case gap:
 		c.known = d.last.after(c)
 	}
-	return c
+	return c, nil
 }
 
 // testHookCreating, set only by tests, runs just before a contender's

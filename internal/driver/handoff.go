@@ -76,7 +76,7 @@ var goneMin = 1024
 func (hs *handoffs) get(key readKey) *handoff {
 	h := hs.keys[key]
 	if h == nil {
-		h = &handoff{key: key, gone: map[string]struct{}{}}
+		h = &handoff{key: key}
 		hs.keys[key] = h
 	}
 	return h
@@ -136,6 +136,9 @@ func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 	}
 	if _, ok := h.gone[name]; ok {
 		return
+	}
+	if h.gone == nil {
+		h.gone = map[string]struct{}{} // made by the first: most entries are a create's alone
 	}
 	h.gone[name] = struct{}{}
 	h.order = append(h.order, name)

@@ -184,9 +184,9 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	default:
 		// Shared: a thousand waiters of one process make one read (never
 		// one older than their own call) and sort it once.
-		m := d.last.marked() // set before the read (gap.go, 5.)
+		var m *framework.Mark
 		if d.handoff {
-			m = d.intactMark()
+			m = d.intactMark() // set before the read (gap.go, 5.)
 		}
 		r.q, err = d.queueShared(ctx)
 		if err == nil && d.handoff {
