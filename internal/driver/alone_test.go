@@ -136,82 +136,139 @@ func TestDriversOfOneClientShareTheMark(t *testing.T) {
 // take the client's mark at their first reading of the queue, so the gap
 // rule still serves them after.
 func TestConcurrentCreatesMarkOnce(t *testing.T) {
-	px := zktest.StartProxy(t, testenv.Shared().Addr())
-	c := testenv.Client(t, px.Addr())
-	other := testenv.Client(t, testenv.Shared().ConnectString())
-	ctx := testenv.Ctx(t, testenv.WaitShort)
-	path := testenv.Path(t, "/markonce")
-	persistentPath(t, other, path)
-	parentReads := func() int { return px.Requests(zktest.OpExists) + px.Requests(zktest.OpGetData) }
-
-	first, second := newDriver(t, c, path), newDriver(t, c, path)
-	inFirst, release := make(chan struct{}), make(chan struct{})
+	s := newCreateScene(t, "/markonce")
+	first, second := newDriver(t, s.c, s.path), newDriver(t, s.c, s.path)
 	secondGap := make(chan bool, 4)
-	t.Cleanup(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
-		switch by {
-		case first:
-			close(inFirst)
-			<-release // its create is in flight (registered), not yet sent
-		case second:
+	done := s.holdCreate(first, func(by *driver.Driver, gap bool) {
+		if by == second {
 			secondGap <- gap
 		}
-	}))
-	type result struct {
-		c   *driver.Contender
-		err error
-	}
-	firstDone := make(chan result, 1)
-	go func() {
-		ct, err := first.Enqueue(ctx, nil)
-		firstDone <- result{ct, err}
-	}()
-	select {
-	case <-inFirst:
-	case <-ctx.Done():
-		t.Fatal("the first create never started")
-	}
-	w, err := second.Enqueue(ctx, nil)
+	})
+	w, err := second.Enqueue(s.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := parentReads(); p != 0 {
+	if p := s.parentReads(); p != 0 {
 		t.Errorf("a create while another of the client's is in flight: %d parent reads, want 0", p)
 	}
-	if c.MarkOn(path) != nil {
+	if s.c.MarkOn(s.path) != nil {
 		t.Fatal("a mark before the first create (the premise)")
 	}
-	close(release)
-	var r result
-	select {
-	case r = <-firstDone:
-	case <-ctx.Done():
-		t.Fatal("the first create never returned")
-	}
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if n, p := px.WatchRequests(zktest.OpGetData), parentReads(); n != 1 || p != 1 {
+	held := done()
+	if n, p := s.px.WatchRequests(zktest.OpGetData), s.parentReads(); n != 1 || p != 1 {
 		t.Errorf("both creates: %d watched getData, %d parent reads; want 1 and 1 (the first's mark)", n, p)
 	}
-	if c.MarkOn(path) == nil {
+	if s.c.MarkOn(s.path) == nil {
 		t.Fatal("no mark after the first create")
 	}
 
 	// The second (behind the first, sequence 1) reads the queue under the
 	// client's mark, is handed the lock, and releases: its driver's next
 	// create follows that reading, so the gap rule may place it.
-	wDone := waitOn(ctx, w)
-	gone(t, ctx, r.c)
-	heldThenGone(t, ctx, w, wDone)
+	wDone := waitOn(s.ctx, w)
+	gone(t, s.ctx, held)
+	heldThenGone(t, s.ctx, w, wDone)
 	<-secondGap // the second's first create
-	next, err := second.Enqueue(ctx, nil)
+	next, err := second.Enqueue(s.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !<-secondGap {
 		t.Error("the second driver's next create: the gap rule did not look at it (its reading was not marked)")
 	}
-	if err := next.Delete(ctx); err != nil {
+	gone(t, s.ctx, next)
+}
+
+// The same holds for drivers that do not hand off (the read-write lock's,
+// the semaphore's leases): a create while another of the client's is in
+// flight on the path asks for no parent stat; one alone does.
+func TestConcurrentCreatesReadNoParent(t *testing.T) {
+	s := newCreateScene(t, "/noparent")
+	newTwo := func() *driver.Driver {
+		d, err := driver.New(s.c, s.path, "lease-", driver.MaxLeases(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first, second := newTwo(), newTwo()
+	done := s.holdCreate(first, nil)
+	ct, err := second.Enqueue(s.ctx, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if p := s.parentReads(); p != 0 {
+		t.Errorf("a create while another of the client's is in flight: %d parent reads, want 0", p)
+	}
+	held := done()
+	if p := s.parentReads(); p != 1 {
+		t.Errorf("the first create (alone when it was decided): %d parent reads, want 1", p)
+	}
+	gone(t, s.ctx, held, ct)
+}
+
+// createScene is a client through a proxy that counts its requests, and
+// a persistent lock path.
+type createScene struct {
+	t    *testing.T
+	px   *zktest.Proxy
+	c    *framework.Client
+	ctx  context.Context
+	path string
+}
+
+func newCreateScene(t *testing.T, root string) *createScene {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	s := &createScene{t: t, px: px, c: testenv.Client(t, px.Addr()), ctx: testenv.Ctx(t, testenv.WaitShort), path: testenv.Path(t, root)}
+	persistentPath(t, testenv.Client(t, testenv.Shared().ConnectString()), s.path)
+	return s
+}
+
+// parentReads counts the reads a create may send behind it.
+func (s *createScene) parentReads() int {
+	return s.px.Requests(zktest.OpExists) + s.px.Requests(zktest.OpGetData)
+}
+
+// holdCreate starts an Enqueue by d and holds it in the create hook, once
+// its parent read is decided and it is registered in flight, before it is
+// sent; other creates go to also (nil: nothing). done lets it go and
+// returns its contender.
+func (s *createScene) holdCreate(d *driver.Driver, also func(by *driver.Driver, gap bool)) (done func() *driver.Contender) {
+	t := s.t
+	in, release := make(chan struct{}), make(chan struct{})
+	t.Cleanup(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
+		if by == d {
+			close(in)
+			<-release
+		} else if also != nil {
+			also(by, gap)
+		}
+	}))
+	type result struct {
+		c   *driver.Contender
+		err error
+	}
+	out := make(chan result, 1)
+	go func() {
+		c, err := d.Enqueue(s.ctx, nil)
+		out <- result{c, err}
+	}()
+	select {
+	case <-in:
+	case <-s.ctx.Done():
+		t.Fatal("the held create never started")
+	}
+	return func() *driver.Contender {
+		close(release)
+		select {
+		case r := <-out:
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			return r.c
+		case <-s.ctx.Done():
+			t.Fatal("the held create never returned")
+			return nil
+		}
 	}
 }

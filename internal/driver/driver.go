@@ -162,8 +162,8 @@ func (d *Driver) nodeData(data []byte) []byte {
 
 // createOptions decides how a contender's create reads its parent, if at
 // all: its options, the mark held before it, whether the gap rule may
-// place it, and (a driver that hands off) its registration as a create in
-// flight, which enqueued ends once it returns. (Apart from enqueue,
+// place it, and its registration as a create in flight, which enqueued
+// ends once it returns. (Apart from enqueue,
 // whose frame is on every waiter's stack while its create is in flight.)
 //
 //go:noinline
@@ -173,10 +173,7 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 	if d.handoff && !gap {
 		mark = d.intactMark()
 	}
-	var creating, crowded bool
-	if d.handoff {
-		h, creating, crowded = known.create(d.client, d.path)
-	}
+	h, creating, crowded := known.create(d.client, d.path)
 	parent := parentNone
 	switch {
 	case gap:
@@ -192,8 +189,11 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 	case !d.busy.Load() && !crowded:
 		// The parent's stat, in the same round trip: a node that is its
 		// path's only child decides without reading the queue (Wait).
-		// Not when another contender of the process is there: then ours
-		// is unlikely to be alone, and reading the queue is safe anyway.
+		// Not when another contender of the process is there (creating,
+		// or waiting to hand off): then ours is unlikely to be alone, and
+		// reading the queue is safe anyway (a thousand readers of a
+		// read-write lock queued at once would each make one, and a
+		// goroutine to send it).
 		parent = parentStat
 	}
 	if testHookCreating != nil {
@@ -250,9 +250,7 @@ var contenderOpts = func() map[framework.CreateMode][3][]framework.OpOption {
 //
 //go:noinline
 func (d *Driver) enqueued(n framework.Created, err error, mark *framework.Mark, gap bool, h *handoff) (*Contender, error) {
-	if h != nil {
-		known.created(h)
-	}
+	known.created(h)
 	if err != nil {
 		return nil, err
 	}

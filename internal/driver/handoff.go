@@ -106,9 +106,9 @@ func (hs *handoffs) leave(h *handoff) {
 }
 
 // create registers a contender's create on the client's path until
-// created, and reports who else of the process is there: another create
-// in flight (creating), or anyone waiting or creating (crowded: then the
-// new contender is not alone).
+// created (any driver's, handing off or not), and reports who else of the
+// process is there: another create in flight (creating), or that or a
+// waiter that hands off (crowded: then the new contender is not alone).
 func (hs *handoffs) create(c *framework.Client, path string) (h *handoff, creating, crowded bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
