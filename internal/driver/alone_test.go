@@ -18,15 +18,11 @@ import (
 // Once a reading shows others, the driver asks for no parent read (it
 // would be wasted).
 func TestAloneHoldsWithoutReading(t *testing.T) {
-	px := zktest.StartProxy(t, testenv.Shared().Addr())
-	c := testenv.Client(t, px.Addr())
-	other := testenv.Client(t, testenv.Shared().ConnectString())
-	ctx := testenv.Ctx(t, testenv.WaitShort)
-	path := testenv.Path(t, "/alone")
+	s := newCreateScene(t, "/alone")
+	px, c, other, ctx, path := s.px, s.c, s.other, s.ctx, s.path
 	d := newDriver(t, c, path)
-	persistentPath(t, other, path)
 	reads := func() int { return px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren) }
-	parentReads := func() int { return px.Requests(zktest.OpExists) + px.Requests(zktest.OpGetData) }
+	parentReads := s.parentReads
 
 	for i, want := range []int{1, 0, 0} {
 		px.ResetCounts()
@@ -89,12 +85,8 @@ func persistentPath(t *testing.T, c *framework.Client, path string) {
 // none adopts the client's intact mark and asks for no new one; a driver
 // of another client does not see it.
 func TestDriversOfOneClientShareTheMark(t *testing.T) {
-	px := zktest.StartProxy(t, testenv.Shared().Addr())
-	c := testenv.Client(t, px.Addr())
-	other := testenv.Client(t, testenv.Shared().ConnectString())
-	ctx := testenv.Ctx(t, testenv.WaitShort)
-	path := testenv.Path(t, "/sharemark")
-	persistentPath(t, other, path)
+	s := newCreateScene(t, "/sharemark")
+	px, c, other, ctx, path := s.px, s.c, s.other, s.ctx, s.path
 
 	first, err := newDriver(t, c, path).Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
@@ -207,20 +199,22 @@ func TestConcurrentCreatesReadNoParent(t *testing.T) {
 	gone(t, s.ctx, held, ct)
 }
 
-// createScene is a client through a proxy that counts its requests, and
-// a persistent lock path.
+// createScene is a client through a proxy that counts its requests,
+// another client, and a persistent lock path.
 type createScene struct {
-	t    *testing.T
-	px   *zktest.Proxy
-	c    *framework.Client
-	ctx  context.Context
-	path string
+	t     *testing.T
+	px    *zktest.Proxy
+	c     *framework.Client
+	other *framework.Client
+	ctx   context.Context
+	path  string
 }
 
 func newCreateScene(t *testing.T, root string) *createScene {
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
-	s := &createScene{t: t, px: px, c: testenv.Client(t, px.Addr()), ctx: testenv.Ctx(t, testenv.WaitShort), path: testenv.Path(t, root)}
-	persistentPath(t, testenv.Client(t, testenv.Shared().ConnectString()), s.path)
+	s := &createScene{t: t, px: px, c: testenv.Client(t, px.Addr()), other: testenv.Client(t, testenv.Shared().ConnectString()),
+		ctx: testenv.Ctx(t, testenv.WaitShort), path: testenv.Path(t, root)}
+	persistentPath(t, s.other, s.path)
 	return s
 }
 
