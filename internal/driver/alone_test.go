@@ -199,6 +199,30 @@ func TestConcurrentCreatesReadNoParent(t *testing.T) {
 	gone(t, s.ctx, held, ct)
 }
 
+// One mark read at a time, not one create: a create while others are in
+// flight, none of them reading a mark, reads one (a path whose creates
+// overlap without pause would else never be marked again once a
+// reconnection spent its mark). It reads no parent stat (not alone).
+func TestMarkReadWhileOthersCreate(t *testing.T) {
+	s := newCreateScene(t, "/markcrowd")
+	two, err := driver.New(s.c, s.path, "lease-", driver.MaxLeases(2)) // reads no mark
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := s.holdCreate(two, nil)
+	ct, err := newDriver(t, s.c, s.path).Enqueue(s.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, p := s.px.WatchRequests(zktest.OpGetData), s.parentReads(); n != 1 || p != 1 {
+		t.Errorf("a create while another (with no mark read) is in flight: %d watched getData, %d parent reads; want 1 and 1 (the mark)", n, p)
+	}
+	if s.c.MarkOn(s.path) == nil {
+		t.Error("no mark after it")
+	}
+	gone(t, s.ctx, done(), ct)
+}
+
 // createScene is a client through a proxy that counts its requests,
 // another client, and a persistent lock path.
 type createScene struct {

@@ -145,9 +145,9 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 }
 
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
-	opts, mark, gap, h := d.createOptions(mode)
+	opts, mark, gap, h, marking := d.createOptions(mode)
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
-	return d.enqueued(n, err, mark, gap, h)
+	return d.enqueued(n, err, mark, gap, h, marking)
 }
 
 // nodeData is a contender's data: data, or the client's default for nil.
@@ -162,29 +162,29 @@ func (d *Driver) nodeData(data []byte) []byte {
 
 // createOptions decides how a contender's create reads its parent, if at
 // all: its options, the mark held before it, whether the gap rule may
-// place it, and its registration as a create in flight, which enqueued
-// ends once it returns. (Apart from enqueue,
+// place it, and its registration as a create in flight (marking: one
+// that reads the mark), which enqueued ends once it returns. (Apart from enqueue,
 // whose frame is on every waiter's stack while its create is in flight.)
 //
 //go:noinline
-func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff) {
+func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff, marking bool) {
 	gap = d.handoff && d.last.ready()
 	mark = d.last.marked()
 	if d.handoff && !gap {
 		mark = d.intactMark()
 	}
-	h, creating, crowded := known.create(d.client, d.path)
+	// The parent's stat and the gap rule's mark (gap.go, 5.), if no mark
+	// is intact; one mark read at a time per client and path: a thousand
+	// waiters queued at once would each make one (and a goroutine to send
+	// it). Those behind take the mark, once set, at their first reading
+	// of the queue (Contender.arm).
+	h, marking, crowded := known.create(d.client, d.path, d.handoff && !gap && !mark.Intact())
 	parent := parentNone
 	switch {
 	case gap:
 		// Its sequence may show where it stands in the last reading: no
 		// parent read (one request of three when uncontended).
-	case d.handoff && !mark.Intact() && !creating:
-		// The parent's stat and the gap rule's mark (gap.go, 5.). One
-		// mark read at a time per client and path: a thousand waiters
-		// queued at once would each make one (and a goroutine to send
-		// it); those behind the first take its mark, once set, at their
-		// first reading of the queue (Contender.arm).
+	case marking:
 		parent = parentMark
 	case !d.busy.Load() && !crowded:
 		// The parent's stat, in the same round trip: a node that is its
@@ -199,7 +199,7 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 	if testHookCreating != nil {
 		testHookCreating(d, gap)
 	}
-	return contenderOpts[mode][parent], mark, gap, h
+	return contenderOpts[mode][parent], mark, gap, h, marking
 }
 
 // intactMark returns the driver's mark on its path if intact, else the
@@ -249,8 +249,8 @@ var contenderOpts = func() map[framework.CreateMode][3][]framework.OpOption {
 // the Contender for n with what its create read of the queue.
 //
 //go:noinline
-func (d *Driver) enqueued(n framework.Created, err error, mark *framework.Mark, gap bool, h *handoff) (*Contender, error) {
-	known.created(h)
+func (d *Driver) enqueued(n framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
+	known.created(h, marking)
 	if err != nil {
 		return nil, err
 	}

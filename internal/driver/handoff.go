@@ -57,8 +57,9 @@ var known = &handoffs{keys: map[readKey]*handoff{}}
 
 type handoff struct {
 	key      readKey
-	users    int // waiters
-	creating int // contenders' creates in flight
+	users    int  // waiters
+	creating int  // contenders' creates in flight
+	marking  bool // one of them reads the parent for a mark
 	gone     map[string]struct{}
 	order    []string // gone's names, oldest first
 }
@@ -106,22 +107,31 @@ func (hs *handoffs) leave(h *handoff) {
 }
 
 // create registers a contender's create on the client's path until
-// created (any driver's, handing off or not), and reports who else of the
-// process is there: another create in flight (creating), or that or a
-// waiter that hands off (crowded: then the new contender is not alone).
-func (hs *handoffs) create(c *framework.Client, path string) (h *handoff, creating, crowded bool) {
+// created (any driver's, handing off or not). wantMark: the create would
+// read the parent for a mark; mark: it may, no other create of the
+// process there is reading one (one at a time). crowded: another create is
+// in flight there, or a waiter that hands off waits (then the new
+// contender is not alone).
+func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *handoff, mark, crowded bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h = hs.get(readKey{c, path})
-	creating = h.creating > 0
+	crowded = h.creating > 0 || h.users > 0
 	h.creating++
-	return h, creating, creating || h.users > 0
+	if wantMark && !h.marking {
+		h.marking, mark = true, true
+	}
+	return h, mark, crowded
 }
 
-func (hs *handoffs) created(h *handoff) {
+// created ends a create registered by create; mark as create said.
+func (hs *handoffs) created(h *handoff, mark bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h.creating--
+	if mark {
+		h.marking = false
+	}
 	hs.drop(h)
 }
 
