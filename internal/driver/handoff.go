@@ -47,7 +47,8 @@ func handoffSafe(pred Predicate, names []string) bool {
 }
 
 // handoffs is what the process knows of deleted contenders, per client and
-// path, while anyone waits or creates there; and how many create there.
+// path, while anyone waits or creates there; and how many create there,
+// and whether one of them reads the parent for a mark.
 type handoffs struct {
 	mu   sync.Mutex
 	keys map[readKey]*handoff
