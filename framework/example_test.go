@@ -430,3 +430,42 @@ func ExampleWithParentMark() {
 	// parent unchanged: true true
 	// parent unchanged: false false
 }
+
+// MarkNode keeps a watch on a node that nobody waits on: the Mark tells,
+// without a request, that the node has neither changed nor gone since, as
+// far as the client's later replies show. (The lock driver marks a
+// waiter's own node so that, when its predecessor goes, it knows its node
+// is still there without asking.)
+func ExampleClient_MarkNode() {
+	srv, err := zktest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := framework.New(srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	if _, err := client.Create(ctx, "/job", nil); err != nil {
+		log.Fatal(err)
+	}
+	m, err := client.MarkNode(ctx, "/job")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("unchanged:", m.Intact())
+	if err := client.Delete(ctx, "/job"); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("unchanged:", m.Intact())
+	_, err = client.MarkNode(ctx, "/job")
+	fmt.Println("a missing node:", errors.Is(err, zk.ErrNoNode))
+	// Output:
+	// unchanged: true
+	// unchanged: false
+	// a missing node: true
+}

@@ -1,5 +1,11 @@
 package framework
 
+import (
+	"context"
+
+	"github.com/go-zookeeper/zk"
+)
+
 // Mark is a watch on a node that is kept, not waited on: it tells, without
 // a request, that the node has been neither changed nor deleted since the
 // mark was set, as far as any later reply of this client can show. If
@@ -38,6 +44,39 @@ func (m *Mark) Intact() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.entries[m.key] == m.e && m.e.armed // an entry leaves the map when it fires
+}
+
+// MarkNode sets a Mark on the node at path: a watched read of its data,
+// in the retry loop, whose watch nobody waits on. It returns zk.ErrNoNode
+// (wrapped) and no mark if the node does not exist. A mark set across a
+// reconnection (the read retried) is never intact.
+//
+// The lock driver marks a waiter's own node, so that once its predecessor
+// goes it knows, without a request, that its node was still there when
+// the server deleted the predecessor (handoff.go).
+func (c *Client) MarkNode(ctx context.Context, path string) (*Mark, error) {
+	full, err := c.checkPath("mark", path)
+	if err != nil {
+		return nil, err
+	}
+	key := watchKey{full, watchData}
+	m := &Mark{c: c, key: key, epoch: c.epoch.Load()} // before the read is queued
+	w, e, _ := c.watches.add(key, path)
+	m.e = e
+	// A watched read even if a watch is armed: only one of this epoch's
+	// connection proves anything.
+	r := c.beginWatchedRead(key)
+	_, err = call(c, ctx, "mark", path, func(conn *zk.Conn) (struct{}, error) {
+		_, _, err := conn.Get(full)
+		return struct{}{}, err
+	})
+	c.endWatchedRead(r, e, err)
+	if err != nil {
+		c.watches.failed(w, e)
+		return nil, err
+	}
+	w.Stop() // the armed entry stays for the mark; no waiter does
+	return m, nil
 }
 
 // MarkOn returns an intact Mark on path that a create of this client set
