@@ -30,15 +30,33 @@ import (
 //     succeeded); these are kept per client and path while anyone of the
 //     process waits there (the newest only: one not kept reads the queue).
 //  4. Our own node must still be there (someone may have deleted it while
-//     we waited; then our successor may be handed the lock too): an exists
-//     of our node, one small read where reading the queue again costs as
-//     many names as wait in it. Each waiter watches only its predecessor.
+//     we waited; then our successor may be handed the lock too). A
+//     framework.Mark on our node, set while we wait, proves it without a
+//     request: ZooKeeper sends a session its watch events in the order it
+//     applied the changes, on one connection, so had our node gone (or
+//     changed) before our predecessor, the mark would be spent before our
+//     predecessor's event reached us; a reconnection since the mark spends
+//     it too (the events replayed then come in no such order). Without an
+//     intact mark: an exists of our node, one small read where reading the
+//     queue again costs as many names as wait in it.
+//  5. The look-ahead: while our predecessor is not known first, we also
+//     watch the contender right before it. When that one goes, which is
+//     when our predecessor may come to hold, we learn it at once: known
+//     gone (3.), and if that makes our predecessor first we wait on it
+//     alone; if not (we do not know of the others before it: they are
+//     another process's), we read the queue again then, while our
+//     predecessor holds, rather than after it has gone. So between
+//     processes too a handoff is the notification alone. A waiter watches
+//     at most two contenders and its own node, and each contender is
+//     watched by at most two waiters: no herd.
 //
 // If every contender before our predecessor in that reading is known gone,
 // and our predecessor is gone, and our node is not: we are the lowest, and
-// hold. Otherwise we read the queue again, as Curator does. In a queue
-// served in order in one process, every handoff is then one notification
-// and one exists, whatever the queue's length.
+// hold. Otherwise we read the queue again, as Curator does. Curator reads
+// the queue on every handoff: a round trip between the notification and
+// the hold, on the path every acquisition of a contended lock waits on.
+// Here, in a queue served in order, every handoff is the notification
+// alone, whatever the queue's length.
 
 // handoffSafe reports whether pred and names allow the handoff: the
 // standard predicate with one holder, on one contender name.

@@ -3,6 +3,7 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,10 +32,44 @@ func waitOn(ctx context.Context, c *driver.Contender) <-chan error {
 	return ch
 }
 
+// parks counts each contender's parks (driver.SetParkHook: every watch and
+// mark of its wait set) from now to the end of the test.
+type parks struct {
+	mu sync.Mutex
+	n  map[*driver.Contender]int
+}
+
+func countParks(t *testing.T) *parks {
+	p := &parks{n: map[*driver.Contender]int{}}
+	t.Cleanup(driver.SetParkHook(func(c *driver.Contender) {
+		p.mu.Lock()
+		p.n[c]++
+		p.mu.Unlock()
+	}))
+	return p
+}
+
+func (p *parks) of(c *driver.Contender) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n[c]
+}
+
+// waitParked waits until c has parked n times in all.
+func (p *parks) waitParked(t *testing.T, c *driver.Contender, n int, what string) {
+	t.Helper()
+	testenv.WaitFor(t, testenv.WaitShort, what, func() bool { return p.of(c) >= n })
+}
+
+// requests counts what the proxy forwarded that a waiter may send.
+func requests(px *zktest.Proxy) (reads, exists, getData int) {
+	return px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren), px.Requests(zktest.OpExists), px.Requests(zktest.OpGetData)
+}
+
 // A queue served in order in one process hands the lock from waiter to
-// waiter without a single read of the queue: one notification and one
-// exists per handoff, whatever the queue's length (issue 16). Nothing of
-// the handoff's bookkeeping stays once nobody waits.
+// waiter without a single request: the notification alone, whatever the
+// queue's length (issue 16). Nothing of the handoff's bookkeeping stays
+// once nobody waits.
 func TestHandoffReadsNothing(t *testing.T) {
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	c := testenv.Client(t, px.Addr())
@@ -48,6 +83,7 @@ func TestHandoffReadsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 30
+	pk := countParks(t)
 	waiters := make([]*driver.Contender, n)
 	done := make([]<-chan error, n)
 	for i := range waiters {
@@ -56,9 +92,9 @@ func TestHandoffReadsNothing(t *testing.T) {
 		}
 		done[i] = waitOn(ctx, waiters[i])
 	}
-	testenv.WaitFor(t, testenv.WaitShort, "every waiter watching", func() bool {
-		return len(testenv.WatchedUnder(t, testenv.Shared(), d.Path())) == n
-	})
+	for i, w := range waiters {
+		pk.waitParked(t, w, 1, fmt.Sprintf("waiter %d parked", i))
+	}
 	px.ResetCounts()
 	if err := holder.Delete(ctx); err != nil {
 		t.Fatal(err)
@@ -78,11 +114,8 @@ func TestHandoffReadsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if reads := px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren); reads != 0 {
-		t.Errorf("%d handoffs read the queue %d times, want 0", n, reads)
-	}
-	if exists := px.Requests(zktest.OpExists); exists != n {
-		t.Errorf("%d handoffs made %d exists, want %d", n, exists, n)
+	if reads, exists, getData := requests(px); reads+exists+getData != 0 {
+		t.Errorf("%d handoffs sent %d reads of the queue, %d exists, %d getData; want none", n, reads, exists, getData)
 	}
 	testenv.WaitFor(t, testenv.WaitShort, "no handoff key left", func() bool { return driver.HandoffKeys() == 0 })
 }
@@ -109,16 +142,15 @@ func TestHandoffNotWithoutOurNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Delete(ctx)
+	pk := countParks(t)
 	wDone, sDone := waitOn(ctx, w), waitOn(ctx, s)
-	testenv.WaitFor(t, testenv.WaitShort, "both waiting", func() bool { _, n := c.WatchStats(); return n == 2 })
+	pk.waitParked(t, w, 1, "w waiting, its node marked")
+	pk.waitParked(t, s, 1, "s waiting")
 	if err := op.Delete(ctx, w.Node()); err != nil { // an operator
 		t.Fatal(err)
 	}
 	// s's predecessor went: it reads the queue again and waits on the holder.
-	testenv.WaitFor(t, testenv.WaitShort, "the successor waiting on the holder", func() bool {
-		m := testenv.WatchedUnder(t, testenv.Shared(), d.Path())
-		return len(m) == 1 && m[holder.Name()] == 1
-	})
+	pk.waitParked(t, s, 2, "the successor waiting on the holder")
 	if err := holder.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -153,22 +185,13 @@ func TestHandoffNotPastALiveHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Delete(ctx)
-	var once sync.Once
-	waiting := make(chan struct{})
-	defer driver.SetWaitHook(func(ct *driver.Contender) {
-		if ct == w {
-			once.Do(func() { close(waiting) })
-		}
-	})()
+	pk := countParks(t)
 	wDone := waitOn(ctx, w)
-	<-waiting
-	testenv.WaitFor(t, testenv.WaitShort, "w watching x", func() bool { _, n := c.WatchStats(); return n == 1 })
+	pk.waitParked(t, w, 1, "w watching x")
 	if err := x.Delete(ctx); err != nil { // x gives up
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, testenv.WaitShort, "w waiting on the holder", func() bool {
-		return testenv.WatchedUnder(t, testenv.Shared(), path)[holder.Name()] == 1
-	})
+	pk.waitParked(t, w, 2, "w waiting on the holder")
 	select {
 	case err := <-wDone:
 		t.Fatalf("w returned (%v) while the holder holds", err)
@@ -258,5 +281,115 @@ func TestHandoffForgetsOldGoneNames(t *testing.T) {
 	}
 	if n := driver.HandoffKeys(); n != 0 {
 		t.Errorf("%d handoff keys once nobody waits, want 0", n)
+	}
+}
+
+// Between processes too a handoff is the notification alone (handoff.go,
+// 5.): a waiter three places back watches its predecessor and the one
+// before it; when that one goes, it reads the queue again while its
+// predecessor holds, and when its predecessor goes it holds without a
+// request. The queue here: holder, x, y (other clients), w (ours,
+// through a counting proxy).
+func TestHandoffAcrossProcessesReadsNothing(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/handoff")
+	pk := countParks(t)
+	var others []*driver.Contender
+	for range 3 {
+		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, ct) // the first holds
+	}
+	holder, x, y := others[0], others[1], others[2]
+	xDone, yDone := waitOn(ctx, x), waitOn(ctx, y)
+	w, err := newDriver(t, testenv.Client(t, px.Addr()), path).Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Delete(ctx)
+	wDone := waitOn(ctx, w)
+	pk.waitParked(t, w, 1, "w waiting on y, looking ahead at x")
+	if err := holder.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-xDone; err != nil {
+		t.Fatal(err)
+	}
+	testenv.NotYet(t, wDone, "w while x holds")
+	if err := x.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-yDone; err != nil {
+		t.Fatal(err)
+	}
+	pk.waitParked(t, w, 2, "w, having read the queue again, waiting on y alone")
+	testenv.NotYet(t, wDone, "w while y holds")
+	px.ResetCounts()
+	if err := y.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wDone; err != nil {
+		t.Fatalf("w once y went: %v", err)
+	}
+	if reads, exists, getData := requests(px); reads+exists+getData != 0 {
+		t.Errorf("the handoff sent %d reads of the queue, %d exists, %d getData; want none", reads, exists, getData)
+	}
+}
+
+// A mark claims one connection's order only (handoff.go, 4.): on a new
+// connection the server replays the events of what changed meanwhile in
+// no such order. A waiter whose predecessor went while it was
+// disconnected checks its own node with a request; and if its node went
+// too, it does not hold, whichever event the server replays first.
+func TestHandoffMarkNotAcrossConnections(t *testing.T) {
+	for _, ownGone := range []bool{false, true} {
+		t.Run(fmt.Sprintf("own node deleted=%v", ownGone), func(t *testing.T) {
+			px := zktest.StartProxy(t, testenv.Shared().Addr())
+			op := testenv.Client(t, testenv.Shared().ConnectString())
+			ctx := testenv.Ctx(t, testenv.WaitLong)
+			path := testenv.Path(t, "/handoff")
+			pk := countParks(t)
+			holder, err := newDriver(t, op, path).Acquire(ctx, nil, &driver.WaitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := testenv.Client(t, px.Addr())
+			w, err := newDriver(t, c, path).Enqueue(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Delete(ctx)
+			wDone := waitOn(ctx, w)
+			pk.waitParked(t, w, 1, "w waiting on the holder, its node marked")
+			px.Refuse(true)
+			px.Drop()
+			testenv.WaitFor(t, testenv.WaitShort, "w's client disconnected", func() bool { return !c.Connected() })
+			if ownGone {
+				if err := op.Delete(ctx, w.Node()); err != nil { // an operator
+					t.Fatal(err)
+				}
+			}
+			if err := holder.Delete(ctx); err != nil {
+				t.Fatal(err)
+			}
+			px.ResetCounts()
+			px.Heal()
+			err = <-wDone
+			if ownGone {
+				if !errors.Is(err, curator.ErrNodeVanished) {
+					t.Fatalf("w, its node deleted: %v, want ErrNodeVanished", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("w once the holder went: %v", err)
+			}
+			if _, exists, _ := requests(px); exists != 1 {
+				t.Errorf("w held after %d exists of its node, want 1: a mark of the connection before does not count", exists)
+			}
+		})
 	}
 }

@@ -64,6 +64,19 @@ func SetWaitHook(f func(c *Contender)) (restore func()) {
 	return func() { testHookWaiting = old }
 }
 
+// testHookParked, set only by tests, runs each time Wait is about to park:
+// every watch and mark of the round is set.
+var testHookParked func(c *Contender)
+
+// SetParkHook sets the hook Wait runs each time it is about to park, its
+// watches and mark set (tests only); the returned func restores the
+// previous one. Set it only while no Wait runs.
+func SetParkHook(f func(c *Contender)) (restore func()) {
+	old := testHookParked
+	testHookParked = f
+	return func() { testHookParked = old }
+}
+
 // Wait blocks until the Predicate says the contender holds, ctx is done,
 // or the contender cannot ever hold: its node vanished
 // (curator.ErrNodeVanished, wrapping curator.ErrSessionLost when its
@@ -85,8 +98,8 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
 	if c.d.handoff && !o.Try {
 		r.ho = known.join(c.d.client, c.d.path)
-		defer known.leave(r.ho)
 	}
+	defer r.end()
 	for {
 		done, err := c.arm(ctx, &r)
 		if r.undo != nil && (!done || err != nil) {
@@ -99,9 +112,15 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 		if r.w == nil {
 			continue // look again
 		}
-		deleted, err := c.park(ctx, &r)
+		if testHookParked != nil {
+			testHookParked(c)
+		}
+		deleted, ahead, err := c.park(ctx, &r)
 		if err != nil {
 			return err
+		}
+		if ahead {
+			continue // arm decides whether to read the queue again
 		}
 		if deleted {
 			if o.OnWoken != nil {
@@ -117,23 +136,39 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	}
 }
 
-// park waits for r's watch, its wake channel, the session's end or ctx's;
-// deleted: the predecessor waited on was deleted (the one case that may be
-// a handoff).
+// park waits for r's watch, the look-ahead's (r.ahead), its wake channel,
+// the session's end or ctx's; deleted: the predecessor waited on was
+// deleted (the one case that may be a handoff); ahead: the look-ahead's
+// contender went or changed and the queue must be read again, pred's
+// watch kept meanwhile (r.kept).
 //
 //go:noinline
-func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error) {
-	var ev framework.Event
-	select {
-	case ev = <-r.w.C():
-	case <-r.wake:
-	case <-c.session.Done():
-	case <-ctx.Done():
-		r.w.Stop()
-		return false, ctx.Err()
+func (c *Contender) park(ctx context.Context, r *round) (deleted, ahead bool, err error) {
+	var (
+		ev     framework.Event
+		aheadC <-chan framework.Event
+	)
+	if r.ahead != nil {
+		aheadC = r.ahead.C()
 	}
-	r.w.Stop()
-	return r.pred != "" && ev.Type == framework.EventNodeDeleted, nil
+	for {
+		select {
+		case ev = <-r.w.C():
+		case ev = <-aheadC:
+			if c.aheadFired(r, ev) {
+				aheadC = nil // pred is first now: wait on it alone
+				continue
+			}
+			return false, true, nil
+		case <-r.wake:
+		case <-c.session.Done():
+		case <-ctx.Done():
+			return false, false, ctx.Err() // r.end stops the watches
+		}
+		r.w.Stop()
+		r.w = nil
+		return r.pred != "" && ev.Type == framework.EventNodeDeleted, false, nil
+	}
 }
 
 // round is one Wait: its options, what the process knows of deleted
@@ -150,6 +185,60 @@ type round struct {
 	gap      bool   // q is the gap rule's (gap.go)
 	watchAll bool   // decide on watched reads (the last decision was Decision{})
 	first    bool   // no reading yet
+
+	// The look-ahead (handoff.go, 5.), while a waiter that hands off waits
+	// on pred: own marks our node; ahead watches the contender before pred
+	// (aheadName) while pred is not known first; kept is pred's watch,
+	// kept while the queue is read again once ahead went (keptPred).
+	own       *framework.Mark
+	ahead     *framework.Watch
+	aheadName string
+	kept      *framework.Watch
+	keptPred  string
+}
+
+// end stops every watch the round still has.
+func (r *round) end() {
+	if r.ho != nil {
+		known.leave(r.ho)
+	}
+	for _, w := range [...]*framework.Watch{r.w, r.ahead, r.kept} {
+		if w != nil {
+			w.Stop()
+		}
+	}
+}
+
+// aheadFired takes the look-ahead's event. A deletion is known to the
+// process from now on (handoff.go, 3.); if every contender before pred is
+// now known gone, pred is first and the waiter waits on it alone (true).
+// Otherwise the queue is read again (false), pred's watch kept.
+func (c *Contender) aheadFired(r *round, ev framework.Event) bool {
+	if r.ahead != nil {
+		r.ahead.Stop()
+		r.ahead = nil
+	}
+	if ev.Type == framework.EventNodeDeleted {
+		known.deleted(c.d.client, c.d.path, r.aheadName)
+		if first, _ := c.predFirst(r); first {
+			return true
+		}
+	}
+	r.kept, r.keptPred = r.w, r.pred
+	r.w = nil
+	return false
+}
+
+// predFirst reports whether every contender before pred in r.q is known
+// gone (so pred is first, or gone too); i is pred's place in r.q, -1 if
+// it is not there.
+func (c *Contender) predFirst(r *round) (first bool, i int) {
+	seq, _ := c.d.Sequence(r.pred) // a name the predicate chose: a contender's
+	i, ok := r.q.find(seq, r.pred)
+	if !ok {
+		return false, -1
+	}
+	return known.goneBefore(r.ho, r.q, i), i
 }
 
 // arm reads the queue, decides, and sets the watch to wait on (r.w; nil:
@@ -239,32 +328,85 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		testHookWaiting(c)
 	}
 	r.pred = dec.Watch
-	_, _, r.w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
-	if errors.Is(err, zk.ErrNoNode) {
-		r.w = nil
-		held, err := c.handedOff(ctx, r)
-		return held || err != nil, err // else it went meanwhile: look again
+	if r.kept != nil && r.keptPred == dec.Watch {
+		r.w, r.kept = r.kept, nil // its watch still waits
+	} else {
+		if r.kept != nil {
+			r.kept.Stop()
+			r.kept = nil
+		}
+		_, _, r.w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
+		if errors.Is(err, zk.ErrNoNode) {
+			r.w = nil
+			held, err := c.handedOff(ctx, r)
+			return held || err != nil, err // else it went meanwhile: look again
+		}
+		if err != nil {
+			return true, err
+		}
 	}
-	if err != nil {
+	if r.ho != nil {
+		return c.lookAhead(ctx, r)
+	}
+	return false, nil
+}
+
+// lookAhead readies the handoff of a waiter that watches pred (handoff.go,
+// 4. and 5.): it marks our node, if not yet, and while pred is not known
+// first it watches the contender right before pred, whose going is when
+// pred may come to hold. Its results are arm's. If that contender is gone
+// already and the process does not know pred first, it leaves r.w nil
+// (pred's watch kept in r.kept): read the queue again.
+func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err error) {
+	if !r.own.Intact() {
+		r.own, err = c.d.client.MarkNode(ctx, c.node)
+		if errors.Is(err, zk.ErrNoNode) {
+			return true, c.vanished()
+		}
+		if err != nil {
+			return true, err
+		}
+	}
+	first, i := c.predFirst(r)
+	name := ""
+	if !first && i > 0 {
+		name = r.q.Name(i - 1)
+	}
+	if r.ahead != nil && r.aheadName != name {
+		r.ahead.Stop()
+		r.ahead = nil
+	}
+	if name == "" || r.ahead != nil {
+		return false, nil
+	}
+	r.aheadName = name
+	_, _, r.ahead, err = c.d.client.GetW(ctx, framework.JoinPath(c.d.path, name))
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		r.ahead = nil
+		c.aheadFired(r, framework.Event{Type: framework.EventNodeDeleted}) // false: r.w nil, read again
+	case err != nil:
 		return true, err
 	}
 	return false, nil
 }
 
-// handedOff records that pred, our predecessor in q, is gone, and reports
-// whether we now hold without reading the queue again: every contender
-// before pred in q is known gone, and our own node is still there (one
-// exists, whatever the queue's length). See handoff.go for why that is
-// enough. false, nil: read the queue again.
+// handedOff records that pred, our predecessor in r.q, is gone, and
+// reports whether we now hold without reading the queue again: every
+// contender before pred in r.q is known gone, and our own node is still
+// there (its mark intact: no request; else one exists, whatever the
+// queue's length). See handoff.go for why that is enough. false, nil: read
+// the queue again.
 func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
-	ho, q, pred := r.ho, r.q, r.pred
-	if ho == nil {
+	if r.ho == nil {
 		return false, nil
 	}
-	known.deleted(c.d.client, c.d.path, pred)
-	seq, _ := c.d.Sequence(pred) // a name the predicate chose: a contender's
-	if i, ok := q.find(seq, pred); !ok || !known.goneBefore(ho, q, i) {
+	known.deleted(c.d.client, c.d.path, r.pred)
+	if first, _ := c.predFirst(r); !first {
 		return false, nil
+	}
+	if r.own.Intact() && !c.session.Lost() {
+		return true, nil // our node was there when pred went (handoff.go, 4.)
 	}
 	ok, _, err := c.d.client.Exists(ctx, c.node)
 	switch {

@@ -63,7 +63,9 @@ func TestMutexExclusion(t *testing.T) {
 }
 
 // No herd: 50 waiters in 50 sessions; each lock node is watched by at most
-// one session, so a release wakes one waiter.
+// three sessions (its successor, the one after that looking ahead, and its
+// owner's mark: driver/handoff.go), so a release wakes at most two waiters
+// and one holds.
 func TestMutexNoHerd(t *testing.T) {
 	srv := zktest.StartServer(t)
 	path := lockPath(t)
@@ -93,15 +95,24 @@ func TestMutexNoHerd(t *testing.T) {
 			}
 		}()
 	}
-	// Under the lock path, one watch per waiter, each on its own
-	// predecessor. (The path itself keeps one data watch per client that
-	// took the lock, framework.Mark: it fires on the path's deletion, not
-	// on its children.)
-	testenv.WaitFor(t, time.Minute, "51 contenders and 50 watched nodes", func() bool {
-		return len(testenv.WatchedUnder(t, srv, path)) == waiters && len(testenv.Children(t, holderClient, path)) == waiters+1
+	// Under the lock path, three watches per waiter: on its predecessor,
+	// on the one before that (but the first waiter's, whose predecessor is
+	// first), and on its own node. (The path itself keeps one data watch
+	// per client that took the lock, framework.Mark: it fires on the
+	// path's deletion, not on its children.)
+	watches := func() (nodes, all int) {
+		for _, sessions := range testenv.WatchedUnder(t, srv, path) {
+			nodes++
+			all += sessions
+		}
+		return nodes, all
+	}
+	testenv.WaitFor(t, time.Minute, "51 contenders, 51 watched nodes, 149 watches", func() bool {
+		nodes, all := watches()
+		return nodes == waiters+1 && all == 3*waiters-1 && len(testenv.Children(t, holderClient, path)) == waiters+1
 	})
 	for node, sessions := range testenv.WatchedUnder(t, srv, path) {
-		if sessions > 1 {
+		if sessions > 3 {
 			t.Errorf("%s watched by %d sessions", node, sessions)
 		}
 	}
@@ -116,8 +127,11 @@ func TestMutexNoHerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.WaitFor(t, 30*time.Second, "one waiter to acquire", func() bool { return acquired.Load() == 1 })
-	testenv.WaitFor(t, 30*time.Second, "49 watched nodes left", func() bool {
-		return len(testenv.WatchedUnder(t, srv, path)) == waiters-1
+	// The holder's node and the watches on it are gone: the new holder's
+	// node keeps its successor's, the look-ahead's and its own.
+	testenv.WaitFor(t, 30*time.Second, "50 watched nodes, 147 watches left", func() bool {
+		nodes, all := watches()
+		return nodes == waiters && all == 3*waiters-3
 	})
 	if got := acquired.Load(); got != 1 {
 		t.Fatalf("a release woke %d holders", got)

@@ -54,15 +54,15 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	testenv.WaitFor(t, testenv.WaitShort, "P queued", func() bool { return locks() == 2 })
 	cb := testenv.Client(t, testenv.Shared().ConnectString())
 	b := acquire(ctx, newSem(t, cb, path, 1)) // queued behind P
-	// Two lock nodes watched by one session each: A's by P, P's by B.
+	// The lock nodes' watches (driver/handoff.go): A's by P (its
+	// predecessor) and B (looking ahead), P's by B and by P (its own
+	// mark), B's by B; B sets its watch on P before the others.
 	testenv.WaitFor(t, testenv.WaitShort, "B queued, watching P", func() bool {
-		single := 0
+		var by [3]int
 		for _, sessions := range testenv.WatchedUnder(t, testenv.Shared(), path+"/locks") {
-			if sessions == 1 {
-				single++
-			}
+			by[min(sessions, 2)]++
 		}
-		return locks() == 3 && single == 2
+		return locks() == 3 && by[1] == 1 && by[2] == 2
 	})
 
 	cancelP() // P gives up: B is woken, speculates, and finds A still ahead
