@@ -149,7 +149,9 @@ func checkRun(t *testing.T, c *config, r *Result) {
 	if r.Workload == "rwlock" && r.Writes != (c.ops+9)/10 {
 		t.Errorf("%s: %d writes of %d acquisitions, want every 10th", name, r.Writes, c.ops)
 	}
-	if r.Workload == "waiters" && r.WatchesSeen != r.Clients {
-		t.Errorf("%s %d: released with %d predecessor watches set", name, r.Clients, r.WatchesSeen)
+	// At least the W predecessor watches: a gocurator waiter also marks
+	// its own node (internal/driver/handoff.go), a watched node more.
+	if r.Workload == "waiters" && r.WatchesSeen < r.Clients {
+		t.Errorf("%s %d: released with %d watched nodes, fewer than the %d predecessors", name, r.Clients, r.WatchesSeen, r.Clients)
 	}
 }

@@ -34,7 +34,7 @@ type Result struct {
 	VmHWMKB     int64   `json:"vmhwm_kb"`               // peak RSS of the process at the end
 	Threads     int     `json:"threads,omitempty"`      // OS threads when all waiters queued
 	QueueS      float64 `json:"queue_s,omitempty"`      // waiters: time until all W nodes (and watches) were there
-	WatchesSeen int     `json:"watches_seen,omitempty"` // waiters: predecessor watches seen in wchp before the release
+	WatchesSeen int     `json:"watches_seen,omitempty"` // waiters: watched nodes seen in wchp before the release
 
 	// Filled in by the parent.
 	Round    int     `json:"round,omitempty"`

@@ -10,8 +10,8 @@ import (
 // waiters: W contenders in ONE process on ONE session, each its own lock
 // object on one path. A holder (one more lock object on the same session)
 // takes the lock; the W waiters queue; once all W nodes exist (and, where
-// the server answers wchp, the W predecessor watches are set: everyone is
-// parked) the holder releases and each waiter acquires and at once releases
+// the server answers wchp, W nodes are watched: the W predecessor watches
+// are set, everyone is parked or about to be) the holder releases and each waiter acquires and at once releases
 // in turn. The figure is W handoffs over the time from the holder's release
 // call to the last acquisition; the process's peak RSS (VmHWM) at the end
 // is the memory figure.
@@ -90,8 +90,9 @@ func waitersWL(c *config, lib library, w int) *Result {
 	return r
 }
 
-// awaitWatches waits until wchp shows want watches under path (every
-// waiter parked on its predecessor) and returns how many it saw; -1 when
+// awaitWatches waits until wchp shows at least want watched nodes under
+// path (every waiter's predecessor watched; gocurator's waiters mark their
+// own nodes too) and returns how many it saw; -1 when
 // the server does not answer wchp (not whitelisted), in which case the
 // nodes alone were waited for.
 func awaitWatches(connect, path string, want int) int {
