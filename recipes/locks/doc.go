@@ -17,7 +17,10 @@
 // are ignored. The lowest holds the mutex; every waiter puts a getData watch
 // on the single node just before its own (never exists, which would leave a
 // watch behind on a node that has just gone; never the parent, which would
-// wake every waiter at each release). The lock path's parents are created
+// wake every waiter at each release). A Mutex waiter also watches the node
+// before that one, and its own node, so that it holds on its
+// predecessor's deletion without reading the queue again: a release wakes
+// at most two waiters, and one holds. The lock path's parents are created
 // as container nodes, so the server reaps a lock path nobody uses.
 //
 // The "_c_<uuid>-" prefix is Curator's protected mode: a create whose
