@@ -1,6 +1,7 @@
 package framework_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -11,17 +12,31 @@ import (
 	"github.com/gocurator/curator/testing/zktest"
 )
 
+// newMarkScene returns a client c through a proxy px, another client on
+// the same namespace, a context, and reply: a request of c's, waited for
+// (a mark is judged after a later reply).
+func newMarkScene(t *testing.T) (px *zktest.Proxy, c, other *framework.Client, ctx context.Context, reply func()) {
+	px = startProxyFor(t)
+	ns := framework.WithNamespace(testenv.Uniq("mark"))
+	c = newClient(t, px.Addr(), ns)
+	other = newClient(t, testenv.Shared().ConnectString(), ns)
+	ctx = testenv.Ctx(t, testenv.WaitLong)
+	reply = func() {
+		t.Helper()
+		if _, _, err := c.Exists(ctx, "/elsewhere"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return px, c, other, ctx, reply
+}
+
 // A Mark (WithParentMark) is spent, as seen after any later reply of its
 // client, by every change to the marked node that the server applied
 // before that reply (a setData, a delete), and by a new connection even
 // where nothing changed. It keeps no waiter, and costs no request beyond
 // the create's parent read.
 func TestMarkSpentByAnEarlierChange(t *testing.T) {
-	px := startProxyFor(t)
-	ns := framework.WithNamespace(testenv.Uniq("mark"))
-	c := newClient(t, px.Addr(), ns)
-	other := newClient(t, testenv.Shared().ConnectString(), ns)
-	ctx := testenv.Ctx(t, testenv.WaitLong)
+	px, c, other, ctx, reply := newMarkScene(t)
 	mark := func() (*framework.Created, *framework.Mark) {
 		t.Helper()
 		if _, err := other.Create(ctx, "/p", nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -40,13 +55,6 @@ func TestMarkSpentByAnEarlierChange(t *testing.T) {
 			t.Errorf("%d getData, %d watched; want the one parent read, watched", g, w)
 		}
 		return &n, n.ParentMark
-	}
-	// reply makes a request of c's and waits for its reply.
-	reply := func() {
-		t.Helper()
-		if _, _, err := c.Exists(ctx, "/elsewhere"); err != nil {
-			t.Fatal(err)
-		}
 	}
 
 	n, m := mark()
@@ -109,17 +117,7 @@ func TestMarkSpentByAnEarlierChange(t *testing.T) {
 // leaves nothing behind. A waiter's watch on the same node is the same
 // server watch, and fires as before.
 func TestMarkNode(t *testing.T) {
-	px := startProxyFor(t)
-	ns := framework.WithNamespace(testenv.Uniq("marknode"))
-	c := newClient(t, px.Addr(), ns)
-	other := newClient(t, testenv.Shared().ConnectString(), ns)
-	ctx := testenv.Ctx(t, testenv.WaitLong)
-	reply := func() {
-		t.Helper()
-		if _, _, err := c.Exists(ctx, "/elsewhere"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	px, c, other, ctx, reply := newMarkScene(t)
 	mark := func() *framework.Mark {
 		t.Helper()
 		px.ResetCounts()
