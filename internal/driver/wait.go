@@ -115,12 +115,9 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 		if testHookParked != nil {
 			testHookParked(c)
 		}
-		deleted, ahead, err := c.park(ctx, &r)
+		deleted, err := c.park(ctx, &r)
 		if err != nil {
 			return err
-		}
-		if ahead {
-			continue // arm decides whether to read the queue again
 		}
 		if deleted {
 			if o.OnWoken != nil {
@@ -138,12 +135,12 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 
 // park waits for r's watch, the look-ahead's (r.ahead), its wake channel,
 // the session's end or ctx's; deleted: the predecessor waited on was
-// deleted (the one case that may be a handoff); ahead: the look-ahead's
-// contender went or changed and the queue must be read again, pred's
-// watch kept meanwhile (r.kept).
+// deleted (the one case that may be a handoff). When the look-ahead's
+// contender went or changed and that does not make pred first, it returns
+// with pred's watch kept in r.kept: the queue is read again.
 //
 //go:noinline
-func (c *Contender) park(ctx context.Context, r *round) (deleted, ahead bool, err error) {
+func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error) {
 	var (
 		ev     framework.Event
 		aheadC <-chan framework.Event
@@ -159,15 +156,15 @@ func (c *Contender) park(ctx context.Context, r *round) (deleted, ahead bool, er
 				aheadC = nil // pred is first now: wait on it alone
 				continue
 			}
-			return false, true, nil
+			return false, nil
 		case <-r.wake:
 		case <-c.session.Done():
 		case <-ctx.Done():
-			return false, false, ctx.Err() // r.end stops the watches
+			return false, ctx.Err() // r.end stops the watches
 		}
 		r.w.Stop()
 		r.w = nil
-		return r.pred != "" && ev.Type == framework.EventNodeDeleted, false, nil
+		return r.pred != "" && ev.Type == framework.EventNodeDeleted, nil
 	}
 }
 
@@ -186,7 +183,7 @@ type round struct {
 	watchAll bool   // decide on watched reads (the last decision was Decision{})
 	first    bool   // no reading yet
 
-	// The look-ahead (handoff.go, 5.), while a waiter that hands off waits
+	// The look-ahead (handoff.go, 4. and 5.), while a waiter that hands off waits
 	// on pred: own marks our node; ahead watches the contender before pred
 	// (aheadName) while pred is not known first; kept is pred's watch,
 	// kept while the queue is read again once ahead went (keptPred).
