@@ -393,3 +393,66 @@ func TestHandoffMarkNotAcrossConnections(t *testing.T) {
 		})
 	}
 }
+
+// The look-ahead's contender may be gone by the time the waiter watches
+// it: the waiter reads the queue again at once, keeps the watch it has on
+// its predecessor (no second getData of it), looks ahead at the contender
+// now before its predecessor, and still holds with no request when its
+// predecessor goes. The queue: holder, x (a contender that never waits and
+// goes), y, w (ours, through a counting proxy); x goes right after w has
+// read the queue.
+func TestHandoffLookAheadAlreadyGone(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/handoff")
+	pk := countParks(t)
+	var others []*driver.Contender
+	for range 3 {
+		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, ct) // the first holds
+	}
+	holder, x, y := others[0], others[1], others[2]
+	yDone := waitOn(ctx, y)
+	pk.waitParked(t, y, 1, "y waiting on x")
+	w, err := newDriver(t, testenv.Client(t, px.Addr()), path).Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Delete(ctx)
+	var once sync.Once
+	t.Cleanup(driver.SetWaitHook(func(ct *driver.Contender) {
+		if ct == w {
+			once.Do(func() { // w has read holder, x, y, w and chosen y
+				if err := x.Delete(ctx); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}))
+	px.ResetCounts()
+	wDone := waitOn(ctx, w)
+	pk.waitParked(t, w, 1, "w waiting on y, looking ahead at the holder")
+	if reads, exists, getData := requests(px); reads != 2 || exists != 0 || getData != 4 {
+		t.Errorf("w sent %d reads of the queue, %d exists, %d getData; want 2, 0, 4 (y, its own mark, x gone, the holder)", reads, exists, getData)
+	}
+	px.ResetCounts()
+	if err := holder.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-yDone; err != nil {
+		t.Fatal(err)
+	}
+	testenv.NotYet(t, wDone, "w while y holds")
+	if err := y.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wDone; err != nil {
+		t.Fatalf("w once y went: %v", err)
+	}
+	if reads, exists, getData := requests(px); reads+exists+getData != 0 {
+		t.Errorf("the handoffs sent %d reads of the queue, %d exists, %d getData; want none", reads, exists, getData)
+	}
+}
