@@ -381,7 +381,7 @@ func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err err
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		r.ahead = nil
-		c.aheadFired(r, framework.Event{Type: framework.EventNodeDeleted}) // false: r.w nil, read again
+		c.aheadFired(r, framework.Event{Type: framework.EventNodeDeleted}) // pred first: park; else r.w is nil: read again
 	case err != nil:
 		return true, err
 	}
