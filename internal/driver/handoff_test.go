@@ -284,6 +284,34 @@ func TestHandoffForgetsOldGoneNames(t *testing.T) {
 	}
 }
 
+// othersQueue queues three contenders on path, each on a client of its
+// own (another process, as far as the tests' waiter knows): the first
+// holds.
+func othersQueue(t *testing.T, ctx context.Context, path string) (holder, x, y *driver.Contender) {
+	t.Helper()
+	var cs [3]*driver.Contender
+	for i := range cs {
+		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs[i] = ct
+	}
+	return cs[0], cs[1], cs[2]
+}
+
+// enqueueVia queues a contender on path on a new client through px; it is
+// deleted when the test ends.
+func enqueueVia(t *testing.T, ctx context.Context, px *zktest.Proxy, path string) *driver.Contender {
+	t.Helper()
+	w, err := newDriver(t, testenv.Client(t, px.Addr()), path).Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Delete(context.Background()) })
+	return w
+}
+
 // Between processes too a handoff is the notification alone (handoff.go,
 // 5.): a waiter three places back watches its predecessor and the one
 // before it; when that one goes, it reads the queue again while its
@@ -295,21 +323,9 @@ func TestHandoffAcrossProcessesReadsNothing(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
 	pk := countParks(t)
-	var others []*driver.Contender
-	for range 3 {
-		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		others = append(others, ct) // the first holds
-	}
-	holder, x, y := others[0], others[1], others[2]
+	holder, x, y := othersQueue(t, ctx, path)
 	xDone, yDone := waitOn(ctx, x), waitOn(ctx, y)
-	w, err := newDriver(t, testenv.Client(t, px.Addr()), path).Enqueue(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Delete(ctx)
+	w := enqueueVia(t, ctx, px, path)
 	wDone := waitOn(ctx, w)
 	pk.waitParked(t, w, 1, "w waiting on y, looking ahead at x")
 	if err := holder.Delete(ctx); err != nil {
@@ -406,22 +422,10 @@ func TestHandoffLookAheadAlreadyGone(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
 	pk := countParks(t)
-	var others []*driver.Contender
-	for range 3 {
-		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		others = append(others, ct) // the first holds
-	}
-	holder, x, y := others[0], others[1], others[2]
+	holder, x, y := othersQueue(t, ctx, path)
 	yDone := waitOn(ctx, y)
 	pk.waitParked(t, y, 1, "y waiting on x")
-	w, err := newDriver(t, testenv.Client(t, px.Addr()), path).Enqueue(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Delete(ctx)
+	w := enqueueVia(t, ctx, px, path)
 	var once sync.Once
 	t.Cleanup(driver.SetWaitHook(func(ct *driver.Contender) {
 		if ct == w {
