@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/testenv"
 )
@@ -96,49 +97,65 @@ func BenchmarkMutexUncontendedDeadline(b *testing.B) {
 // frame chain over ~1.2 KB keeps 8 KB). Each iteration queues W waiters
 // behind a holder, then lets them through.
 func BenchmarkParkedWaiters(b *testing.B) {
-	const w = 1000
 	c := testenv.Client(b, testenv.Shared().ConnectString())
-	ctx := context.Background()
 	var grown, parked float64
-	var parks atomic.Int64 // every watch and mark of a wait set, about to park
-	b.Cleanup(driver.SetParkHook(func(*driver.Contender) { parks.Add(1) }))
 	for range b.N {
-		parks.Store(0)
-		path := lockPath(b)
-		holder := newMutex(b, c, path)
-		if err := holder.Lock(ctx); err != nil {
-			b.Fatal(err)
-		}
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		stack0 := ms.StackInuse
-		var wg sync.WaitGroup
-		for range w {
-			m := newMutex(b, c, path)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := m.Lock(ctx); err != nil {
-					b.Error(err)
-					return
-				}
-				if err := m.Unlock(ctx); err != nil {
-					b.Error(err)
-				}
-			}()
-		}
-		testenv.WaitFor(b, time.Minute, "every waiter parked", func() bool { return parks.Load() >= w })
-		runtime.ReadMemStats(&ms)
-		grown += float64(ms.StackInuse-stack0) / w
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		parked += float64(ms.StackInuse-stack0) / w
-		if err := holder.Unlock(ctx); err != nil {
-			b.Fatal(err)
-		}
-		wg.Wait()
+		g, p := parkWaiters(b, c, 1000)
+		grown += g
+		parked += p
 	}
 	b.ReportMetric(grown/float64(b.N), "stack-B/waiter")
 	b.ReportMetric(parked/float64(b.N), "parked-B/waiter")
+}
+
+// parkWaiters queues w waiters of c behind a holder on a new path, and
+// returns the goroutine stack memory per waiter once every one has parked:
+// grown, as their calls left it, and parked, after a collection has shrunk
+// what it can. Then it lets them through and waits for them.
+func parkWaiters(tb testing.TB, c *framework.Client, w int) (grown, parked float64) {
+	ctx := context.Background()
+	var parks atomic.Int64 // every watch and mark of a wait set, about to park
+	defer driver.SetParkHook(func(*driver.Contender) { parks.Add(1) })()
+	path := lockPath(tb)
+	holder := newMutex(tb, c, path)
+	if err := holder.Lock(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	stack0 := ms.StackInuse
+	var wg sync.WaitGroup
+	held := true
+	defer func() { // on a failure too: the waiters go through, then we return
+		if held {
+			holder.Unlock(ctx)
+		}
+		wg.Wait()
+	}()
+	for range w {
+		m := newMutex(tb, c, path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := m.Lock(ctx); err != nil {
+				tb.Error(err)
+				return
+			}
+			if err := m.Unlock(ctx); err != nil {
+				tb.Error(err)
+			}
+		}()
+	}
+	testenv.WaitFor(tb, testenv.WaitLong, "every waiter parked", func() bool { return parks.Load() >= int64(w) })
+	runtime.ReadMemStats(&ms)
+	grown = float64(ms.StackInuse-stack0) / float64(w)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	parked = float64(ms.StackInuse-stack0) / float64(w)
+	held = false
+	if err := holder.Unlock(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return grown, parked
 }
