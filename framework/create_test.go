@@ -1,8 +1,12 @@
 package framework_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,4 +175,64 @@ func TestCreateParentStat(t *testing.T) {
 	if _, err := c.CreateNode(ctx, "/q/m-", nil, framework.WithMode(framework.ModeEphemeralSequential), framework.WithParentStat()); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("WithParentStat without WithProtection: %v, want ErrInvalidArgument", err)
 	}
+}
+
+// A create's reply may come back, and its caller take the answer of the
+// read behind it, before go-zookeeper's Write of the create has returned
+// (go-zookeeper registers a request before writing it; under load its
+// sending goroutine can be descheduled right after the write). The read
+// must have been sent behind the create all the same: before the fix the
+// semaphore's internal lock lost its parent mark so in about one run in
+// twenty of a loaded machine (TestAcquireNStartsOverWhenItsSetLosesANode).
+// The hooks hold the sending goroutine right after the create's write until
+// the create has its answer.
+func TestCreateReadsBehindAReplyFasterThanItsWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		read framework.OpOption
+	}{{"stat", framework.WithParentStat()}, {"mark", framework.WithParentMark()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("behind")))
+			ctx := testenv.Ctx(t, testenv.WaitShort)
+			if _, err := c.Create(ctx, "/q", nil); err != nil {
+				t.Fatal(err)
+			}
+			answered := make(chan struct{})
+			var once sync.Once
+			t.Cleanup(framework.SetParentResultHook(func() { once.Do(func() { close(answered) }) }))
+			var held atomic.Bool
+			t.Cleanup(framework.SetSockWriteHook(func(p []byte) {
+				if isCreate(p) && held.CompareAndSwap(false, true) {
+					select {
+					case <-answered:
+					case <-time.After(testenv.WaitShort):
+						t.Error("the create was never answered while its write was held")
+					}
+				}
+			}))
+			n, err := c.CreateNode(ctx, "/q/n-", nil, framework.WithMode(framework.ModeEphemeralSequential),
+				framework.WithProtection(), tc.read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !held.Load() {
+				t.Fatal("the hook never held the create's write")
+			}
+			if n.Parent == nil || n.Parent.NumChildren != 1 {
+				t.Errorf("Parent %+v, want the parent's stat counting our node", n.Parent)
+			}
+			if tc.name == "mark" && !n.ParentMark.Intact() {
+				t.Errorf("ParentMark %v, want an intact mark", n.ParentMark)
+			}
+		})
+	}
+}
+
+// isCreate reports whether a request packet (length, xid, op code, body)
+// is a create (ZooDefs.OpCode: create, create2, createContainer, createTTL).
+func isCreate(p []byte) bool {
+	if len(p) < 12 {
+		return false
+	}
+	return slices.Contains([]int32{1, 15, 19, 21}, int32(binary.BigEndian.Uint32(p[8:12])))
 }

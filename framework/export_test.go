@@ -56,3 +56,18 @@ func ZKWatchers(c *Client) int {
 	defer mu.Unlock()
 	return v.FieldByName("watchers").Len()
 }
+
+// SetSockWriteHook sets a hook run after each write of a request on any
+// client's connection, with the packet; it returns the undo.
+func SetSockWriteHook(f func(p []byte)) (restore func()) {
+	old := sockWriteHook.Swap(&f)
+	return func() { sockWriteHook.Store(old) }
+}
+
+// SetParentResultHook sets a hook run when a create that reads its parent
+// behind it has its answer, before it takes the read's; it returns the
+// undo.
+func SetParentResultHook(f func()) (restore func()) {
+	old := parentResultHook.Swap(&f)
+	return func() { parentResultHook.Store(old) }
+}

@@ -66,11 +66,12 @@ func newLink(gen int, d Dialer, needAuth int, reads *watchReads) *link {
 }
 
 // expect calls written, once, as soon as a create request for the server
-// path full has been written on one of the link's connections (so that a
-// request queued from then on is handled after it: ZooKeeper answers a
-// session's requests in order). written runs on go-zookeeper's sending
-// goroutine: it must not block. done removes the expectation; it reports
-// whether written had been called (or is being called) before.
+// path full is about to be written on one of the link's connections: right
+// before the write, on go-zookeeper's one sending goroutine, so that a
+// request queued from then on is written after it, on the same connection,
+// and handled after it (ZooKeeper answers a session's requests in order).
+// written must not block. done removes the expectation; it reports whether
+// written had been called (or is being called) before.
 func (l *link) expect(full string, written func()) (done func() bool) {
 	l.mu.Lock()
 	l.expects[full] = written
@@ -97,9 +98,9 @@ const (
 	opCreateTTL       = 21
 )
 
-// wrote tells an expectation that the create of a packet (length, xid, op
-// code, body) is written.
-func (l *link) wrote(p []byte) {
+// writing tells an expectation that the create of a packet (length, xid,
+// op code, body) is about to be written.
+func (l *link) writing(p []byte) {
 	if len(p) < 16 {
 		return
 	}
@@ -393,16 +394,30 @@ func (s *sock) Write(p []byte) (int, error) {
 			}
 		}
 	}
+	if s.l.nexpect.Load() > 0 {
+		// Before the write, not after: go-zookeeper registers a request
+		// before it writes it, so the reply, and the create's caller
+		// asking done, may come before this Write returns (then the read
+		// behind the create was skipped: a lock's parent mark lost under
+		// load, TestCreateReadsBehindAReplyFasterThanItsWrite). What
+		// written queues is written by go-zookeeper's sending goroutine,
+		// this one, once this packet is: behind the create either way.
+		s.l.writing(p)
+	}
 	n, err := s.Conn.Write(p)
+	if h := sockWriteHook.Load(); h != nil {
+		(*h)(p)
+	}
 	if err == nil && authed && s.afterAuth != nil {
 		err = s.writeAll(s.afterAuth)
 		s.afterAuth = nil
 	}
-	if err == nil && s.l.nexpect.Load() > 0 {
-		s.l.wrote(p)
-	}
 	return n, err
 }
+
+// sockWriteHook, if set (tests only), runs after each write of a request
+// (not the handshake's), with the packet.
+var sockWriteHook atomic.Pointer[func(p []byte)]
 
 func (s *sock) Close() error {
 	s.l.mu.Lock()

@@ -7,24 +7,25 @@ import (
 )
 
 // parentRead is the read of a create's parent (WithParentStat) sent right
-// behind the create on its connection: both go out before either answer
-// comes back, and ZooKeeper handles a session's requests in order, so the
-// parent's stat is read after the create at the cost of no round trip. The
-// reading goroutine starts only once the create is written, and lives one
-// round trip.
+// behind the create on its connection: it is queued as the create is
+// written, so both are usually out before either answer comes back, and
+// ZooKeeper handles a session's requests in order, so the parent's stat is
+// read after the create at the cost of no round trip. The reading
+// goroutine starts only as the create is written, and lives one round
+// trip.
 type parentRead struct {
 	c    *Client
 	full string                  // the parent's server path
 	mark *Mark                   // WithParentMark: the read also sets this data watch
 	w    *Watch                  // mark's waiter while the read is under way
 	conn atomic.Pointer[zk.Conn] // the first attempt's connection, set before its create is queued
-	done func() bool             // drops the expectation; true if the create was seen written
+	done func() bool             // drops the expectation; true if the create was seen going out
 	read chan struct{}           // closed once the reader ended
 	stat *Stat
 }
 
 // readParentBehind arms a reader of p's parent that sends its request as
-// soon as p's create request is written.
+// soon as p's create request goes out, behind it (link.expect).
 func (c *Client) readParentBehind(p *createPlan) *parentRead {
 	c.mu.Lock()
 	l := c.link
@@ -69,6 +70,9 @@ func (r *parentRead) run() {
 // was in flight returns without waiting for the server (the reader then
 // ends by itself, its stat unread).
 func (r *parentRead) result(valid bool) (*Stat, *Mark) {
+	if h := parentResultHook.Load(); h != nil {
+		(*h)()
+	}
 	if !r.done() {
 		if r.w != nil {
 			r.w.Stop()
@@ -85,3 +89,7 @@ func (r *parentRead) result(valid bool) (*Stat, *Mark) {
 	r.c.watches.keepMark(r.mark)
 	return r.stat, r.mark
 }
+
+// parentResultHook, if set (tests only), runs when a create that read its
+// parent behind it has its answer, before it takes the read's.
+var parentResultHook atomic.Pointer[func()]
