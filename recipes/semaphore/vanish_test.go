@@ -1,6 +1,7 @@
 package semaphore_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -49,9 +50,16 @@ func TestAcquireNStartsOverWhenItsSetLosesANode(t *testing.T) {
 	// lock driver's gap rule), so two armed. Counting one (as this test did
 	// before the mark) matched only while the child read was under way, and
 	// never once it had returned: a run slow to look failed.
-	testenv.WaitFor(t, testenv.WaitShort, "the acquirer waiting on the leases", func() bool {
-		armed, waiters := c.WatchStats()
-		return armed == 2 && waiters == 1
+	testenv.Eventually(t, testenv.WaitShort, "the acquirer waiting on the leases", func() error {
+		select {
+		case r := <-got:
+			t.Fatalf("AcquireN returned (%v) where it should wait", r.err)
+		default:
+		}
+		if armed, waiters := c.WatchStats(); armed != 2 || waiters != 1 {
+			return fmt.Errorf("%d watches armed, %d waiters; want 2 and 1", armed, waiters)
+		}
+		return nil
 	})
 	if err := other.Delete(ctx, first[0]); err != nil { // an operator
 		t.Fatal(err)
