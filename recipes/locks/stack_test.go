@@ -72,6 +72,8 @@ func runStackChild(t *testing.T) {
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, "stack per parked waiter") {
 			t.Log(strings.TrimSpace(line))
+			return
 		}
 	}
+	t.Fatalf("the child go test measured nothing:\n%s", out)
 }
