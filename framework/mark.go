@@ -59,24 +59,34 @@ func (c *Client) MarkNode(ctx context.Context, path string) (*Mark, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := watchKey{full, watchData}
-	m := &Mark{c: c, key: key, epoch: c.epoch.Load()} // before the read is queued
-	w, e, _ := c.watches.add(key, path)
-	m.e = e
+	m, w := c.newMark(full, path)
 	// A watched read even if a watch is armed: only one of this epoch's
 	// connection proves anything.
-	r := c.beginWatchedRead(key)
+	r := c.beginWatchedRead(m.key)
 	_, err = call(c, ctx, "mark", path, func(conn *zk.Conn) (struct{}, error) {
 		_, _, err := conn.Get(full)
 		return struct{}{}, err
 	})
-	c.endWatchedRead(r, e, err)
+	c.endWatchedRead(r, m.e, err)
 	if err != nil {
-		c.watches.failed(w, e)
+		c.watches.failed(w, m.e)
 		return nil, err
 	}
 	w.Stop() // the armed entry stays for the mark; no waiter does
 	return m, nil
+}
+
+// newMark starts a Mark on the node at the server path full (userPath as
+// the caller named it): the client's connection epoch, taken now, so
+// before the mark's read is queued (a read answered on a later connection
+// leaves the mark spent), and the watch entry it stands on, held by w
+// until that read is done. Stop w then: the entry stays if the read armed
+// it.
+func (c *Client) newMark(full, userPath string) (m *Mark, w *Watch) {
+	key := watchKey{full, watchData}
+	m = &Mark{c: c, key: key, epoch: c.epoch.Load()}
+	w, m.e, _ = c.watches.add(key, userPath)
+	return m, w
 }
 
 // MarkOn returns an intact Mark on path that a create of this client set

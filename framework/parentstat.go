@@ -32,11 +32,9 @@ func (c *Client) readParentBehind(p *createPlan) *parentRead {
 	c.mu.Unlock()
 	r := &parentRead{c: c, full: p.parentFull, read: make(chan struct{})}
 	if p.co.parentMark {
-		// The epoch before the create is queued: the mark holds only if
-		// the create and this read are answered on that connection.
-		key := watchKey{p.parentFull, watchData}
-		r.mark = &Mark{c: c, key: key, epoch: c.epoch.Load()}
-		r.w, r.mark.e, _ = c.watches.add(key, ParentPath(p.userPath))
+		// Before the create is queued: the mark holds only if the create
+		// and this read are answered on that connection.
+		r.mark, r.w = c.newMark(p.parentFull, ParentPath(p.userPath))
 	}
 	r.done = l.expect(p.full, func() { go r.run() })
 	return r
