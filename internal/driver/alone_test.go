@@ -21,7 +21,7 @@ func TestAloneHoldsWithoutReading(t *testing.T) {
 	s := newCreateScene(t, "/alone")
 	px, c, other, ctx, path := s.px, s.c, s.other, s.ctx, s.path
 	d := newDriver(t, c, path)
-	reads := func() int { return px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren) }
+	reads := func() int { return queueReads(px) }
 	parentReads := s.parentReads
 
 	for i, want := range []int{1, 0, 0} {

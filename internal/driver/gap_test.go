@@ -77,11 +77,6 @@ func (s *gapScene) enqueue(t *testing.T) (*driver.Contender, <-chan error) {
 	return c, done
 }
 
-// queueReads counts the reads of the queue that went through px.
-func (s *gapScene) queueReads() int {
-	return s.px.Requests(zktest.OpGetChildren2) + s.px.Requests(zktest.OpGetChildren)
-}
-
 // heldThenGone waits for c to hold (done's nil) and deletes its node.
 func heldThenGone(t *testing.T, ctx context.Context, c *driver.Contender, done <-chan error) {
 	t.Helper()
@@ -109,7 +104,7 @@ func TestGapRuleSkipsTheRead(t *testing.T) {
 	s.px.ResetCounts()
 	w2, w2Done := s.enqueue(t)
 	s.waitWatched(t, "w2", s.w1)
-	if n := s.queueReads(); n != 0 {
+	if n := queueReads(s.px); n != 0 {
 		t.Errorf("w2 read the queue %d times, want 0 (the gap rule)", n)
 	}
 	gone(t, s.ctx, s.holder)
@@ -132,7 +127,7 @@ func TestGapRuleNotAcrossAGap(t *testing.T) {
 	}
 	s.px.ResetCounts()
 	w2, w2Done := s.enqueue(t)
-	if n := s.queueReads(); n != 1 {
+	if n := queueReads(s.px); n != 1 {
 		t.Errorf("w2, made after a create w1 never saw, read the queue %d times, want 1", n)
 	}
 	s.waitWatched(t, "w2", x)
@@ -146,7 +141,7 @@ func TestGapRuleNotAcrossAGap(t *testing.T) {
 	if err := w3.Wait(s.ctx, &driver.WaitOptions{Try: true}); err == nil {
 		t.Fatal("a Try behind a holder held")
 	}
-	if n := s.queueReads(); n != 1 {
+	if n := queueReads(s.px); n != 1 {
 		t.Errorf("a Try read the queue %d times, want 1", n)
 	}
 	gone(t, s.ctx, w3, s.holder, x)
@@ -205,7 +200,7 @@ func TestGapRuleAloneAfterTheLockPathIsRemade(t *testing.T) {
 	d, od := newDriver(t, testenv.Client(t, px.Addr()), path), newDriver(t, other, path)
 	persistentPath(t, other, path) // not reaped while it is empty between two holds
 	reads := func() int {
-		return px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren) + px.Requests(zktest.OpGetData)
+		return queueReads(px) + px.Requests(zktest.OpGetData)
 	}
 	for i := 0; i < 2; i++ { // marks the path, then holds by the rule
 		px.ResetCounts()

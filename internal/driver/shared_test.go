@@ -47,7 +47,7 @@ func TestSharedReadsCoalesce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	reads := px.Requests(zktest.OpGetChildren2) + px.Requests(zktest.OpGetChildren)
+	reads := queueReads(px)
 	if reads == 0 || reads >= n {
 		t.Errorf("%d waiters made %d getChildren reads, want between 1 and %d", n, reads, n-1)
 	}
