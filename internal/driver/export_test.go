@@ -97,3 +97,24 @@ func SetGoneMin(n int) (restore func()) {
 	goneMin = n
 	return func() { goneMin = old }
 }
+
+// JoinHandoff registers one more waiter on d's client and path in the
+// handoff, as another waiter of the process would be, so that what the
+// process knows is kept; the returned func leaves.
+func (d *Driver) JoinHandoff() (leave func()) {
+	h := known.join(d.client, d.path)
+	return func() { known.leave(h) }
+}
+
+// KnowsGone reports whether the process knows the contender name of d's
+// client and path gone.
+func (d *Driver) KnowsGone(name string) bool {
+	known.mu.Lock()
+	defer known.mu.Unlock()
+	h := known.keys[readKey{d.client, d.path}]
+	if h == nil {
+		return false
+	}
+	_, ok := h.gone[name]
+	return ok
+}

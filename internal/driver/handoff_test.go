@@ -466,3 +466,74 @@ func TestHandoffLookAheadAlreadyGone(t *testing.T) {
 		t.Errorf("the handoffs sent %d reads of the queue, %d exists, %d getData; want none", reads, exists, getData)
 	}
 }
+
+// A session lost while a waiter waits on a predecessor that its
+// look-ahead found first is not that predecessor's deletion: the
+// look-ahead's own NodeDeleted (of the contender before) must not be taken
+// for it. Were it, the process would know a live holder gone, and a later
+// waiter of the process, in the next session, would hold beside it. The
+// queue: holder, p (other clients), w (ours, through a proxy); the holder
+// goes, p holds, w's session expires; then q (another client, never
+// waiting) and w3
+// (ours, in the new session) queue behind p, and q gives up.
+func TestHandoffNotOnASessionLostAfterTheLookAhead(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/handoff")
+	pk := countParks(t)
+	other := func() *driver.Contender {
+		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ct
+	}
+	holder, p := other(), other()
+	pDone := waitOn(ctx, p)
+	c := testenv.Client(t, px.Addr())
+	d := newDriver(t, c, path)
+	w, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wDone := waitOn(ctx, w)
+	pk.waitParked(t, w, 1, "w waiting on p, looking ahead at the holder")
+	if err := holder.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-pDone; err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "w knows the holder gone (its look-ahead fired: p is first)", func() bool {
+		return d.KnowsGone(holder.Name())
+	})
+	defer d.JoinHandoff()() // another waiter of the process keeps what it knows
+	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), c.Session().ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wDone; !errors.Is(err, curator.ErrNodeVanished) {
+		t.Fatalf("w, its session expired: %v, want ErrNodeVanished", err)
+	}
+	if d.KnowsGone(p.Name()) {
+		t.Errorf("p holds, yet the process knows it gone")
+	}
+
+	q := other() // a contender that never waits
+	w3, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w3.Delete(ctx)
+	w3Done := waitOn(ctx, w3)
+	pk.waitParked(t, w3, 1, "w3 waiting on q")
+	if err := q.Delete(ctx); err != nil { // q gives up
+		t.Fatal(err)
+	}
+	testenv.NotYet(t, w3Done, "w3 while p holds")
+	if err := p.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-w3Done; err != nil {
+		t.Fatalf("w3 once p went: %v", err)
+	}
+}

@@ -141,17 +141,19 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 //
 //go:noinline
 func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error) {
-	var (
-		ev     framework.Event
-		aheadC <-chan framework.Event
-	)
+	var aheadC <-chan framework.Event
 	if r.ahead != nil {
 		aheadC = r.ahead.C()
 	}
 	for {
 		select {
-		case ev = <-r.w.C():
-		case ev = <-aheadC:
+		case ev := <-r.w.C():
+			// Only pred's own event: a NodeDeleted of the look-ahead's
+			// contender, kept past its case, would make a session's end
+			// or a wake look like pred's deletion, and pred, holding,
+			// would be known gone to the whole process.
+			deleted = r.pred != "" && ev.Type == framework.EventNodeDeleted
+		case ev := <-aheadC:
 			if c.aheadFired(r, ev) {
 				aheadC = nil // pred is first now: wait on it alone
 				continue
@@ -164,7 +166,7 @@ func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error
 		}
 		r.w.Stop()
 		r.w = nil
-		return r.pred != "" && ev.Type == framework.EventNodeDeleted, nil
+		return deleted, nil
 	}
 }
 
