@@ -78,10 +78,14 @@ func (m *Mutex) lock(ctx context.Context, try bool) (*Lease, error) {
 		return nil, err
 	}
 	holdings([]*Lease{l}, rec)
+	m.mu.Lock()
+	m.lease = l // once complete: any goroutine may Unlock it from here on
+	m.mu.Unlock()
 	return l, nil
 }
 
-// take is lock's acquisition: the instance's turn, then the lease.
+// take is lock's acquisition: the instance's turn, then the lease (not
+// published yet).
 func (m *Mutex) take(ctx context.Context, try bool) (*Lease, error) {
 	if try {
 		select {
@@ -101,9 +105,6 @@ func (m *Mutex) take(ctx context.Context, try bool) (*Lease, error) {
 		<-m.sem
 		return nil, err
 	}
-	m.mu.Lock()
-	m.lease = leases[0]
-	m.mu.Unlock()
 	return leases[0], nil
 }
 

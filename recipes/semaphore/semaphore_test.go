@@ -496,6 +496,26 @@ func TestSemaphoreMutex(t *testing.T) {
 	var _ curator.Locker = m
 }
 
+// Any goroutine may Unlock the mutex, also one that sees it held the
+// moment it is (IsAcquiredInThisProcess): it finds the holding complete,
+// telemetry included, with no access the race detector flags.
+func TestSemaphoreMutexUnlockedElsewhereAtOnce(t *testing.T) {
+	m, err := semaphore.NewMutex(testenv.Client(t, testenv.Shared().ConnectString()), semPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	locked := make(chan error, 1)
+	go func() { locked <- m.Lock(ctx) }()
+	testenv.WaitFor(t, testenv.WaitShort, "the mutex held", m.IsAcquiredInThisProcess)
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock from another goroutine: %v", err)
+	}
+	if err := <-locked; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A 3-node ensemble loses a member mid-run: no lease is granted twice
 // (counting holders not told of a loss) and everyone finishes.
 func TestSemaphoreCluster(t *testing.T) {
