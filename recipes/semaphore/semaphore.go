@@ -258,8 +258,8 @@ func (s *Semaphore) deleteAll(ctx context.Context, made []*driver.Contender) {
 // A lease of another semaphore (another path or client) is an error
 // wrapping curator.ErrInvalidArgument and is not returned.
 func (s *Semaphore) Return(ctx context.Context, l *Lease) error {
-	if l == nil {
-		return fmt.Errorf("semaphore: %w: nil lease", curator.ErrInvalidArgument)
+	if l == nil || l.s == nil {
+		return fmt.Errorf("semaphore: %w: nil lease, or one not from Acquire", curator.ErrInvalidArgument)
 	}
 	if l.s != s && (l.s.client != s.client || l.s.path != s.path) {
 		return fmt.Errorf("semaphore: %w: lease %s is not of %s", curator.ErrInvalidArgument, l.Node(), s.path)

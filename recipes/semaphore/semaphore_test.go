@@ -418,6 +418,9 @@ func TestSemaphoreBadInput(t *testing.T) {
 	if err := s.Return(ctx, nil); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Errorf("nil lease: %v", err)
 	}
+	if err := s.Return(ctx, &semaphore.Lease{}); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Errorf("a lease not from Acquire: %v", err)
+	}
 	if n := len(leaseNodes(t, c, path)); n != 0 {
 		t.Fatalf("bad input made %d lease nodes", n)
 	}
