@@ -18,3 +18,11 @@ func SetEventHook(f func(kind string, stale bool)) (restore func()) {
 	testHookEvent = func(k evKind, stale bool) { f(names[k], stale) }
 	return func() { testHookEvent = old }
 }
+
+// SetWonHook sets the hook a selector runs when it has won a term, before
+// its function (tests only); it returns the restore func.
+func SetWonHook(f func()) (restore func()) {
+	old := testHookWon
+	testHookWon = f
+	return func() { testHookWon = old }
+}

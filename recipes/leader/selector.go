@@ -185,13 +185,21 @@ func (s *Selector) run() {
 			continue
 		}
 		pause.reset()
+		if testHookWon != nil {
+			testHookWon()
+		}
 		fctx, cancel := context.WithCancelCause(h.Context())
 		fnDone := make(chan struct{})
 		s.mu.Lock()
-		s.interrupt, s.fnDone = cancel, fnDone
 		if s.closed {
-			cancel(fmt.Errorf("leader: %s: %w", s.e.path, curator.ErrClosed))
+			// Close came between the win and here: it found no function
+			// to wait for, and its engine close has let the term go, so
+			// someone else may lead already. The function does not run.
+			s.mu.Unlock()
+			cancel(nil)
+			return
 		}
+		s.interrupt, s.fnDone = cancel, fnDone
 		s.mu.Unlock()
 		ferr := s.fn(fctx)
 		close(fnDone)
@@ -211,3 +219,7 @@ func (s *Selector) run() {
 		}
 	}
 }
+
+// testHookWon, set only by tests, runs on the selector's goroutine when it
+// has won a term, before it runs the function.
+var testHookWon func()

@@ -159,3 +159,38 @@ func TestSelectorCloseWaitsForTheFunction(t *testing.T) {
 		t.Fatalf("when a's function saw its context end, %s was first in line", got)
 	}
 }
+
+// A Close that comes after the selector has won but before its function
+// runs finds no function to wait for and lets the term go; the function
+// must then not run at all: someone else may lead already.
+func TestSelectorClosedBetweenWinAndFunction(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	won, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(leader.SetWonHook(func() { once.Do(func() { close(won); <-release }) }))
+	var ran atomic.Bool
+	a, err := leader.NewSelector(c, path, "a", func(context.Context) error { ran.Store(true); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-won
+	node := a.Node()
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	testenv.WaitFor(t, testenv.WaitShort, "a's node deleted by Close", func() bool {
+		ok, _, err := c.Exists(ctx, node)
+		return err == nil && !ok
+	})
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() {
+		t.Fatal("the function ran after Close had let the term go")
+	}
+}
