@@ -479,7 +479,11 @@ func (e *engine) resign(ctx context.Context) error {
 func (e *engine) close(mode CloseMode) error {
 	e.mu.Lock()
 	if e.closed || !e.started {
-		e.closed = true
+		if !e.closed { // never started: no owner to publish it, so here
+			e.closed = true
+			close(e.changed) // an Await before Start hears it
+			e.changed = make(chan struct{})
+		}
 		e.mu.Unlock()
 		e.closeCancel()
 		<-e.waitAll()

@@ -166,3 +166,37 @@ func TestLatchesLeadInOrder(t *testing.T) {
 		}
 	}
 }
+
+// doneAsked is a context that tells when Done is first asked for: by then
+// Await has read the latch's state and holds the channel of its next
+// change.
+type doneAsked struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (d *doneAsked) Done() <-chan struct{} {
+	d.once.Do(func() { close(d.asked) })
+	return d.Context.Done()
+}
+
+// Await before Start waits for Start; a Close instead ends it with
+// ErrClosed (a latch closed before it was started has no owner goroutine
+// to publish the change).
+func TestLatchAwaitBeforeStartEndsOnClose(t *testing.T) {
+	l, err := leader.NewLatch(testenv.Client(t, testenv.Shared().ConnectString()), testenv.Path(t, "/leader"), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &doneAsked{Context: testenv.Ctx(t, testenv.WaitShort), asked: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { _, err := l.Await(ctx); done <- err }()
+	<-ctx.asked
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, curator.ErrClosed) {
+		t.Fatalf("Await across Close before Start: %v, want ErrClosed", err)
+	}
+}
