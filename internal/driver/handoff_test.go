@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
@@ -535,5 +536,47 @@ func TestHandoffNotOnASessionLostAfterTheLookAhead(t *testing.T) {
 	}
 	if err := <-w3Done; err != nil {
 		t.Fatalf("w3 once p went: %v", err)
+	}
+}
+
+// A contender whose session the client declared lost while its read of
+// the queue was in flight does not hold, even when that read (sent again
+// in the next session, before the server expired the old one) still lists
+// its node first: Wait fails with ErrNodeVanished wrapping ErrSessionLost,
+// as its contract says, instead of handing the caller a holding already
+// lost.
+func TestWaitNotHeldOnceTheSessionIsLost(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/handoff")
+	holder, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Declared lost 1 s after the connection drops; the server keeps the
+	// session 10 s.
+	c := testenv.Client(t, px.Addr(), framework.WithSessionTimeout(10*time.Second), framework.WithSessionExpirationPercent(10))
+	w, err := newDriver(t, c, path).Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Delete(ctx)
+	old := c.Session()
+	var once sync.Once
+	t.Cleanup(driver.SetReadHook(func(context.Context) {
+		once.Do(func() {
+			px.Refuse(true)
+			px.Drop()
+			testenv.WaitFor(t, testenv.WaitShort, "w's session declared lost", old.Lost)
+			if err := holder.Delete(ctx); err != nil {
+				t.Error(err)
+			}
+			px.Heal()
+			testenv.WaitFor(t, testenv.WaitShort, "a new session", func() bool { return c.Connected() && c.Session() != old })
+		})
+	}))
+	err = w.Wait(ctx, &driver.WaitOptions{})
+	if !errors.Is(err, curator.ErrNodeVanished) || !errors.Is(err, curator.ErrSessionLost) {
+		t.Fatalf("w, its session lost during its read: %v, want ErrNodeVanished and ErrSessionLost", err)
 	}
 }

@@ -300,8 +300,14 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		if r.w != nil {
 			r.w.Stop()
 		}
-		if err == nil && !dec.Held {
+		switch {
+		case err == nil && !dec.Held:
 			err = fmt.Errorf("%s: %w", d.path, curator.ErrLocked)
+		case err == nil && c.session.Lost():
+			// Lost while we read (a read sent again in the next session
+			// may still list our node, until the server expires the old
+			// one): never held in it.
+			err = c.vanished()
 		}
 		return true, err
 	}
@@ -411,7 +417,7 @@ func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
 	switch {
 	case err != nil:
 		return false, err
-	case !ok:
+	case !ok || c.session.Lost(): // an exists in the next session may still find it
 		return false, c.vanished()
 	}
 	return true, nil
