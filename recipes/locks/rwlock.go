@@ -136,8 +136,7 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 		acq.End(err)
 		return nil, err
 	}
-	seq, _ := r.write.d.Sequence(wh.Contender().Name()) // a held node always has one
-	c, err := r.d.EnqueueAs(ctx, layout.ReadName+seq, r.opts.Data)
+	c, err := r.takePlace(ctx, wh)
 	if err == nil {
 		acq.Enqueued(c.Node())
 	}
@@ -154,4 +153,32 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 	r.down, r.downFrom = h, wh
 	r.mu.Unlock()
 	return h, nil
+}
+
+// takePlace makes the read node in wh's place, "__READ__<writer's
+// sequence>", if wh still holds. The place is the writer's only while its
+// node is there: made once it is gone, the read node would sort before a
+// writer that came after and holds now, and hold beside it. A deleted node
+// never comes back, so finding the writer's node after ours is made proves
+// it was there when ours was; else ours goes and the downgrade fails with
+// the loss. (A context that keeps the write holding's key but not its
+// cancellation, context.WithoutCancel, can outlive the holding.)
+func (r *ReadLock) takePlace(ctx context.Context, wh *holding) (*driver.Contender, error) {
+	if wh.IsLost() {
+		return nil, wh.LostErr()
+	}
+	seq, _ := r.write.d.Sequence(wh.Contender().Name()) // a held node always has one
+	c, err := r.d.EnqueueAs(ctx, layout.ReadName+seq, r.opts.Data)
+	if err != nil {
+		return nil, err
+	}
+	there, _, err := r.d.Client().Exists(ctx, wh.Node())
+	if err == nil && !there {
+		err = wh.LostErr()
+	}
+	if err != nil {
+		c.DeleteQuietly(ctx)
+		return nil, err
+	}
+	return c, nil
 }

@@ -142,6 +142,39 @@ func TestRWDowngrade(t *testing.T) {
 	}
 }
 
+// A downgrade through a write holding that is gone (here its node deleted
+// by an operator, the holder not told yet; its context kept by
+// context.WithoutCancel) takes no read: a writer after it may hold now,
+// and a read node in the old writer's place would sort before it.
+func TestRWNoDowngradeFromALostWrite(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	path := lockPath(t)
+	rw := newRW(t, c, path)
+	ctx := testenv.Ctx(t, time.Minute)
+	wctx, err := rw.Write().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	if err := op.Delete(ctx, rw.Write().Node()); err != nil {
+		t.Fatal(err)
+	}
+	other := newRW(t, op, path)
+	if err := other.Write().Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Write().Unlock(ctx)
+	if err := rw.Read().Lock(context.WithoutCancel(wctx)); !errors.Is(err, curator.ErrLockLost) {
+		t.Fatalf("downgrade from a write whose node is gone, while another writer holds: %v, want ErrLockLost", err)
+	}
+	if kids := testenv.Children(t, c, path); len(kids) != 1 {
+		t.Fatalf("left %v, want the other writer's node alone", kids)
+	}
+	if err := rw.Write().Unlock(ctx); !errors.Is(err, curator.ErrLockLost) {
+		t.Errorf("release of the lost write: %v, want ErrLockLost", err)
+	}
+}
+
 // Curator's testContendingDowngrading (CURATOR-621): a writer queued behind
 // stays blocked after the first writer downgrades and releases the write.
 func TestRWContendingDowngrade(t *testing.T) {
