@@ -44,7 +44,7 @@ func (e *engine) campaign(ctx context.Context, c *driver.Contender) (*driver.Con
 			return fail(ctx.Err())
 		}
 		if c != nil && c.Session().Lost() {
-			c = nil // it went with its session
+			c = drop(ctx, c) // it goes with its session
 		}
 		if c == nil {
 			// The create is not cancelled with ctx (it is bounded by the
@@ -89,7 +89,7 @@ func (e *engine) campaign(ctx context.Context, c *driver.Contender) (*driver.Con
 			// Take part again with a new one (after a pause if its session
 			// lives: someone may be deleting nodes as fast as we make them).
 			lost := c.Session().Lost()
-			c = nil
+			c = drop(ctx, c)
 			if !lost {
 				if err := pause.wait(ctx); err != nil {
 					return fail(err)
@@ -103,6 +103,15 @@ func (e *engine) campaign(ctx context.Context, c *driver.Contender) (*driver.Con
 			return fail(err)
 		}
 	}
+}
+
+// drop gives c up: its node is deleted, gone or not. A node of a session
+// the client declared lost stays on the server until the server expires
+// that session, and in line it would keep everyone behind it waiting that
+// long (Curator's reset deletes it too, CURATOR-696).
+func drop(ctx context.Context, c *driver.Contender) *driver.Contender {
+	c.DeleteQuietly(ctx)
+	return nil
 }
 
 // setNode publishes our node while an attempt makes one.

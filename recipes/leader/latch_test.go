@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/leader"
 	"github.com/gocurator/curator/testing/zktest"
@@ -198,5 +200,41 @@ func TestLatchAwaitBeforeStartEndsOnClose(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, curator.ErrClosed) {
 		t.Fatalf("Await across Close before Start: %v, want ErrClosed", err)
+	}
+}
+
+// A latch whose session the client declared lost (the session timeout
+// spent disconnected) takes part again with a new node, and deletes its
+// old one first: the server keeps the old session until it expires it,
+// and the old node, left in line, would keep everyone behind it waiting
+// that long (Curator's reset deletes it too, CURATOR-696). Here b holds,
+// a waits behind it; the server keeps a's session 10 s, a declares it
+// lost after 1 s.
+func TestLatchDeletesTheNodeOfASessionItGaveUp(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	b, _ := leader.NewLatch(op, path, "b")
+	startLatch(t, b)
+	if _, err := b.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes := make(chan string, 4)
+	c := testenv.Client(t, px.Addr(), framework.WithSessionTimeout(10*time.Second), framework.WithSessionExpirationPercent(10))
+	a, _ := leader.NewLatch(c, path, "a", leader.WithOnEnqueue(func(node string) { nodes <- node }))
+	startLatch(t, a)
+	old := <-nodes
+	px.Refuse(true)
+	px.Drop()
+	testenv.WaitFor(t, testenv.WaitShort, "a's session declared lost", c.Session().Lost)
+	px.Heal()
+	<-nodes // a's new node
+	ok, _, err := op.Exists(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok {
+		t.Fatalf("a queued again with its old node %s still in line", old)
 	}
 }
