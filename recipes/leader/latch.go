@@ -32,7 +32,8 @@ type Latch struct {
 	mode CloseMode
 	lis  *dispatcher
 
-	mu sync.Mutex // guards lis
+	mu     sync.Mutex // guards lis and closed
+	closed bool       // CloseWith ran: no dispatcher starts any more
 }
 
 // NewLatch returns a latch with the given participant id on path
@@ -77,6 +78,10 @@ func (l *Latch) AddListener(li Listener) (remove func()) {
 		return func() {}
 	}
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return func() {} // nothing will be told: no goroutine to tell it
+	}
 	if l.lis == nil {
 		l.lis = newDispatcher()
 	}
@@ -124,15 +129,17 @@ func (l *Latch) Close() error { return l.CloseWith(l.mode) }
 // election (our node deleted; leadership, if any, ends), and with
 // CloseNotifyLeader a leading latch's listeners hear NotLeader. It returns
 // once every goroutine of the latch has ended and the listener calls it
-// queued are done, except when called from a listener (a listener may close
-// its latch): then the listeners' goroutine ends once that call returns.
-// Idempotent.
+// queued are done, except while a listener call runs (it may be the one
+// closing the latch: a listener may): then the listeners' goroutine
+// delivers what is queued and ends after Close returns. A listener added
+// after Close is never called. Idempotent.
 func (l *Latch) CloseWith(mode CloseMode) error {
 	if !mode.valid() {
 		return fmt.Errorf("leader: %w: unknown close mode %d", curator.ErrInvalidArgument, mode)
 	}
 	err := l.e.close(mode)
 	l.mu.Lock()
+	l.closed = true
 	lis := l.lis
 	l.mu.Unlock()
 	if lis != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/leader"
 	"github.com/gocurator/curator/testing/zktest"
+	"go.uber.org/goleak"
 )
 
 // recorder is a Listener that records what it hears.
@@ -236,5 +237,24 @@ func TestLatchDeletesTheNodeOfASessionItGaveUp(t *testing.T) {
 	}
 	if ok {
 		t.Fatalf("a queued again with its old node %s still in line", old)
+	}
+}
+
+// A listener added after Close starts nothing (the latch's goroutines have
+// all ended) and is never called.
+func TestLatchListenerAfterCloseStartsNothing(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l, err := leader.NewLatch(c, testenv.Path(t, "/leader"), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	l.AddListener(r)()
+	if got := r.events(); len(got) != 0 {
+		t.Fatalf("a listener added after Close heard %v", got)
 	}
 }
