@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -57,6 +58,7 @@ type Hold struct {
 	// once, and lets Release wait for one under way.
 	stops [2]func() bool // the session's end; its suspension (LoseOnSuspend)
 	mon   sync.Once
+	off   sync.Once // stopMonitor's, once (Release or Forget)
 
 	// The node watch (revocation, WatchNode), a goroutine when asked for.
 	wctx    context.Context
@@ -91,8 +93,24 @@ func (c *Contender) Hold(parent context.Context, o HoldOptions) *Hold {
 	if o.Policy == curator.LoseOnSuspend {
 		h.stops[1] = c.session.AfterSuspend(h.onLoss)
 	}
+	holdings.Add(1)
 	return h
 }
+
+// holdings counts the holdings neither released nor forgotten (Holdings).
+var holdings atomic.Int64
+
+// Holdings returns how many holdings of the process are neither released
+// nor forgotten: tests check with it that none is left behind, its
+// callbacks on a session that lives on.
+func Holdings() int64 { return holdings.Load() }
+
+// Forget ends the monitor of a holding the caller lets go without a
+// release: a lost one, whose node its loss has dealt with (deleted, or
+// kept for the caller: KeepOnLoss). Until then its callbacks stay on its
+// session, one more for every term lost in a long session. It returns once
+// the node watch has ended.
+func (h *Hold) Forget() { h.stopMonitor() }
 
 // onLoss is the monitor's reaction, once: the holding can no longer be
 // relied on (its session is lost, or its connection suspended under
@@ -119,7 +137,10 @@ func (h *Hold) onLoss() {
 // stopMonitor ends the monitor and the node watch. A loss that came
 // before (a callback started) is recorded before it returns, never
 // dropped: a release never hides a loss.
-func (h *Hold) stopMonitor() {
+func (h *Hold) stopMonitor() { h.off.Do(h.stopMonitorOnce) }
+
+func (h *Hold) stopMonitorOnce() {
+	defer holdings.Add(-1)
 	fired := false
 	for _, stop := range h.stops {
 		if stop != nil && !stop() {

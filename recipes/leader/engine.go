@@ -326,6 +326,7 @@ func (e *engine) event(s *state, ev event) {
 func (e *engine) termLost(s *state) {
 	h := s.hold
 	s.hold, s.held = nil, nil // its loss is recorded by the hold (telemetry.go)
+	e.forget(h)
 	e.tell(false)
 	if !e.rejoin {
 		// The term is over and our node is gone or going (the hold
@@ -384,6 +385,18 @@ func (e *engine) cleanup(c *driver.Contender) {
 	go func() {
 		defer e.bg.Done()
 		c.DeleteQuietly(e.closeCtx)
+	}()
+}
+
+// forget ends the monitor of a lost term's hold, which nobody releases
+// (its loss dealt with its node), off the owner goroutine; Close waits for
+// it. Kept, its callbacks would stay on the session: one more for every
+// term lost in a long session.
+func (e *engine) forget(h *driver.Hold) {
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		h.Forget()
 	}()
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/leader"
 	"github.com/gocurator/curator/testing/zktest"
@@ -257,4 +258,27 @@ func TestLatchListenerAfterCloseStartsNothing(t *testing.T) {
 	if got := r.events(); len(got) != 0 {
 		t.Fatalf("a listener added after Close heard %v", got)
 	}
+}
+
+// A term lost to a suspension ends its hold's monitor: a latch that loses
+// and regains leadership again and again in one long session keeps the
+// monitor of its current term alone, not one more per term lost.
+func TestLatchLostTermsLeaveNoMonitor(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	a, _ := leader.NewLatch(testenv.Client(t, px.Addr()), testenv.Path(t, "/leader"), "a")
+	startLatch(t, a)
+	term, err := a.Await(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := driver.Holdings() // a's term's among them
+	for range 3 {
+		px.Drop() // suspended: the term is lost; the session lives
+		<-term.Done()
+		if term, err = a.Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "the lost terms' monitors ended", func() bool { return driver.Holdings() == base })
 }
