@@ -34,6 +34,7 @@ type Proxy struct {
 	delay     time.Duration
 	dropAfter int // client->server writes left before the armed drop; 0: not armed
 	closed    bool
+	drops     int          // Drop calls so far: a connection accepted before one is dropped too
 	reqs      map[Op]int   // requests seen, per op code
 	watchReqs map[Op]int   // of which set a watch
 	holds     []*HeldReply // armed, not yet claimed by a request
@@ -130,6 +131,7 @@ func (p *Proxy) setBlackhole(on bool) {
 // loss; its session lives on). New connections are still accepted.
 func (p *Proxy) Drop() {
 	p.mu.Lock()
+	p.drops++ // and those still dialling the server (handle)
 	conns := make([]*proxyConn, 0, len(p.conns))
 	for pc := range p.conns {
 		conns = append(conns, pc)
@@ -203,6 +205,7 @@ func (p *Proxy) Close() error {
 	if !already {
 		p.notifyLocked()
 	}
+	p.endHoldsLocked()
 	p.mu.Unlock()
 	p.cancel()
 	var err error
@@ -242,12 +245,16 @@ func (p *Proxy) serve() {
 			continue
 		}
 		p.wg.Add(1)
+		drops := p.drops
 		p.mu.Unlock()
-		go p.handle(c)
+		go p.handle(c, drops)
 	}
 }
 
-func (p *Proxy) handle(client net.Conn) {
+// handle proxies the accepted client; drops is Proxy.drops when it was
+// accepted: a Drop while the server is dialled closes it too, and so does
+// a Refuse meanwhile (it is not a current connection yet).
+func (p *Proxy) handle(client net.Conn, drops int) {
 	defer p.wg.Done()
 	d := net.Dialer{Timeout: 3 * time.Second}
 	server, err := d.DialContext(p.ctx, "tcp", p.target)
@@ -255,10 +262,13 @@ func (p *Proxy) handle(client net.Conn) {
 		client.Close()
 		return
 	}
+	if testHookDialed != nil {
+		testHookDialed(p)
+	}
 	pc := &proxyConn{client: client, server: server, done: make(chan struct{}),
 		held: map[int32]*HeldReply{}}
 	p.mu.Lock()
-	if p.closed {
+	if p.closed || p.refuse || p.drops != drops {
 		p.mu.Unlock()
 		pc.close()
 		return
@@ -300,21 +310,32 @@ func (p *Proxy) waitPass(pc *proxyConn) bool {
 	}
 }
 
-// sleepDelay waits for the configured delay; false if pc was closed.
+// sleepDelay waits for the configured delay, as it is now: a delay
+// shortened or removed (Heal) meanwhile ends sooner; false if pc was
+// closed.
 func (p *Proxy) sleepDelay(pc *proxyConn) bool {
-	p.mu.Lock()
-	d := p.delay
-	p.mu.Unlock()
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-pc.done:
-		return false
+	start := time.Now()
+	for {
+		p.mu.Lock()
+		d, ch := p.delay, p.changed
+		p.mu.Unlock()
+		left := d - time.Since(start)
+		if left <= 0 {
+			return true
+		}
+		if testHookDelaying != nil {
+			testHookDelaying(p)
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-t.C:
+			return true
+		case <-ch:
+			t.Stop()
+		case <-pc.done:
+			t.Stop()
+			return false
+		}
 	}
 }
 
@@ -329,7 +350,9 @@ func (p *Proxy) pump(pc *proxyConn, up bool) {
 	for {
 		n, rerr := src.Read(buf)
 		if n > 0 {
-			if !p.waitPass(pc) || !p.sleepDelay(pc) {
+			// Past the delay, the black hole again: one set meanwhile
+			// holds these bytes too.
+			if !p.waitPass(pc) || !p.sleepDelay(pc) || !p.waitPass(pc) {
 				return
 			}
 			if up {
@@ -435,3 +458,9 @@ func (p *Proxy) dropForRequest(pc *proxyConn) {
 	}
 	pc.close()
 }
+
+// Test hooks, set only by the package's tests, before the proxy starts:
+// testHookDialed runs once a connection's server is dialled, before it is
+// proxied; testHookDelaying each time a chunk starts (or resumes) its
+// delay.
+var testHookDialed, testHookDelaying func(p *Proxy)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,4 +170,112 @@ func TestDropAfterRequestLosesResponse(t *testing.T) {
 		t.Logf("attempt %d: a ping was the armed request; retrying", attempt)
 	}
 	t.Fatal("never lost a create response")
+}
+
+// echoTarget is a TCP echo server for the proxy's own tests (no ZooKeeper
+// framing: the proxy passes such bytes through).
+func echoTarget(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// echoVia writes s through the proxy and reads it back (deadline: the
+// test's short wait).
+func echoVia(t *testing.T, c net.Conn, s string) (string, error) {
+	t.Helper()
+	if _, err := io.WriteString(c, s); err != nil {
+		return "", err
+	}
+	c.SetReadDeadline(time.Now().Add(testenv.WaitShort))
+	b := make([]byte, len(s))
+	_, err := io.ReadFull(c, b)
+	return string(b), err
+}
+
+// Heal ends a delay under way: the bytes it held go on at once.
+func TestProxyHealEndsADelayUnderWay(t *testing.T) {
+	delaying := make(chan struct{}, 1)
+	// Restored after the proxy's Close: cleanups run last registered first.
+	t.Cleanup(zktest.SetProxyHooks(nil, func(*zktest.Proxy) {
+		select {
+		case delaying <- struct{}{}:
+		default:
+		}
+	}))
+	p := zktest.StartProxy(t, echoTarget(t))
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p.SetDelay(time.Hour)
+	go func() {
+		<-delaying // "ruok" waits out its hour
+		p.Heal()
+	}()
+	if got, err := echoVia(t, c, "ruok"); err != nil || got != "ruok" {
+		t.Fatalf("echo once healed: %q, %v", got, err)
+	}
+}
+
+// A connection accepted before Drop (or Refuse) but still dialling the
+// server when it came is not proxied after it: it was a current
+// connection.
+func TestProxyDropReachesAConnectionStillDialling(t *testing.T) {
+	for _, fault := range []string{"Drop", "Refuse"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Cleanup(zktest.SetProxyHooks(func(p *zktest.Proxy) {
+				if fault == "Drop" {
+					p.Drop()
+				} else {
+					p.Refuse(true)
+				}
+			}, nil))
+			p := zktest.StartProxy(t, echoTarget(t))
+			c, err := net.Dial("tcp", p.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if got, err := echoVia(t, c, "ruok"); err == nil {
+				t.Fatalf("proxied after %s: echo %q", fault, got)
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("after %s: %v, want the connection closed", fault, err)
+			}
+		})
+	}
+}
+
+// A hold no request claimed ends with Close, or when disarmed: its Wait
+// returns ErrReplyLost, never blocks.
+func TestProxyUnclaimedHoldEnds(t *testing.T) {
+	p, err := zktest.NewProxy(echoTarget(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	disarmed, closed := p.HoldReply(zktest.OpCreate), p.HoldReply(zktest.OpCreate)
+	disarmed.Release()
+	if err := disarmed.Wait(testenv.Ctx(t, testenv.WaitShort)); !errors.Is(err, zktest.ErrReplyLost) {
+		t.Errorf("Wait on a disarmed hold: %v, want ErrReplyLost", err)
+	}
+	p.Close()
+	if err := closed.Wait(testenv.Ctx(t, testenv.WaitShort)); !errors.Is(err, zktest.ErrReplyLost) {
+		t.Errorf("Wait on a hold its proxy closed: %v, want ErrReplyLost", err)
+	}
 }

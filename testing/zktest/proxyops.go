@@ -325,7 +325,8 @@ type HeldReply struct {
 // the client's read timeout (go-zookeeper: 2/3 of the session timeout)
 // unless a connection loss is what the test wants. Holds armed for the
 // same op code claim requests in the order they were armed. Heal does
-// not touch holds; Close ends them.
+// not touch holds; Close ends them (a Wait on one no request claimed
+// returns ErrReplyLost).
 func (p *Proxy) HoldReply(op Op) *HeldReply {
 	h := &HeldReply{p: p, op: op,
 		arrived: make(chan struct{}), decided: make(chan struct{})}
@@ -354,14 +355,16 @@ func (h *HeldReply) Wait(ctx context.Context) error {
 
 // Release delivers the held reply and the ones queued behind it, and
 // lets the connection flow again. Called before a request claimed the
-// hold, it disarms it. Only the first Release or Drop has an effect.
+// hold, it disarms it (Wait returns ErrReplyLost). Only the first Release
+// or Drop has an effect.
 func (h *HeldReply) Release() { h.decide(false) }
 
 // Drop closes the client connection of the held request without
 // delivering its reply (the client sees a connection loss; its session
 // lives on). Called before the reply arrived, the connection is closed
-// when it does; called before a request claimed the hold, it disarms it.
-// Only the first Release or Drop has an effect.
+// when it does; called before a request claimed the hold, it disarms it
+// (Wait returns ErrReplyLost). Only the first Release or Drop has an
+// effect.
 func (h *HeldReply) Drop() { h.decide(true) }
 
 func (h *HeldReply) decide(drop bool) {
@@ -375,8 +378,18 @@ func (h *HeldReply) decide(drop bool) {
 	for i, a := range p.holds {
 		if a == h {
 			p.holds = append(p.holds[:i], p.holds[i+1:]...)
+			close(h.arrived) // disarmed: no reply will come, Wait says so
 			break
 		}
 	}
 	close(h.decided)
+}
+
+// endHoldsLocked ends the holds no request has claimed (Close): their Wait
+// returns ErrReplyLost; p.mu held.
+func (p *Proxy) endHoldsLocked() {
+	for _, h := range p.holds {
+		close(h.arrived)
+	}
+	p.holds = nil
 }
