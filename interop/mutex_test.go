@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -169,7 +170,7 @@ func testMutexRevocation(t *testing.T, e *env) {
 	// Curator asks gocurator.
 	p := e.path(t)
 	asked := make(chan struct{}, 1)
-	m, err := locks.NewMutex(c, p, locks.WithRevocation(func() { asked <- struct{}{} }))
+	m, err := locks.NewMutex(c, p, locks.WithRevocation(func(context.Context) { asked <- struct{}{} }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,7 +21,7 @@ func testRevoke(t *testing.T, e *env) {
 	p := e.path(t)
 	revoked := make(chan struct{})
 	var once sync.Once
-	m, err := locks.NewMutex(newClient(t, e), p, locks.WithRevocation(func() { once.Do(func() { close(revoked) }) }))
+	m, err := locks.NewMutex(newClient(t, e), p, locks.WithRevocation(func(context.Context) { once.Do(func() { close(revoked) }) }))
 	if err != nil {
 		t.Fatal(err)
 	}

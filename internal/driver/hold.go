@@ -17,10 +17,10 @@ import (
 type HoldOptions struct {
 	// Policy says when the holding counts as lost (default LoseOnSuspend).
 	Policy curator.SuspendPolicy
-	// OnRevoke, if not nil, is called once (on a goroutine of its own) if a
-	// revocation request (RevokeMessage) is written into the node while it
-	// is held: Curator's makeRevocable.
-	OnRevoke func()
+	// OnRevoke, if not nil, is called once (on a goroutine of its own) with
+	// the held context if a revocation request (RevokeMessage) is written
+	// into the node while it is held: Curator's makeRevocable.
+	OnRevoke func(held context.Context)
 	// WatchNode makes the holding watch its own node too: if someone else
 	// deletes it (an operator, a script, a wiped ensemble), the holding is
 	// lost at once, instead of going on believing it holds while the next

@@ -27,7 +27,7 @@ var testHookNodeWatch func(node string)
 // Without lossOnDelete (revocation only) it never retries: it stops at a
 // failed read, at the first event that is not a data change, and once the
 // request is seen.
-func (h *Hold) watchNode(onRevoke func(), lossOnDelete bool) {
+func (h *Hold) watchNode(onRevoke func(held context.Context), lossOnDelete bool) {
 	defer close(h.wdone)
 	ctx := h.wctx
 	client := h.c.d.client
@@ -59,7 +59,7 @@ func (h *Hold) watchNode(onRevoke func(), lossOnDelete bool) {
 			testHookNodeWatch(h.c.node)
 		}
 		if onRevoke != nil && string(data) == layout.RevokeMessage {
-			go onRevoke()
+			go onRevoke(h.ctx)
 			onRevoke = nil
 			if !lossOnDelete {
 				w.Stop()

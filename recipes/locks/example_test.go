@@ -451,10 +451,11 @@ func Example_revocation() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	// The holder: its callback runs when a revocation is asked.
-	revoked := make(chan struct{}, 1)
+	// The holder: its callback runs when a revocation is asked, with the
+	// held context of the holding asked for.
+	revoked := make(chan context.Context, 1)
 	holder, err := locks.NewMutex(holderClient, "/locks/maintenance",
-		locks.WithRevocation(func() { revoked <- struct{}{} }))
+		locks.WithRevocation(func(held context.Context) { revoked <- held }))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -476,9 +477,9 @@ func Example_revocation() {
 	}
 
 	select {
-	case <-revoked:
+	case held := <-revoked:
 		fmt.Println("holder: asked to release")
-		fmt.Println("holder Unlock:", holder.Unlock(ctx))
+		fmt.Println("holder Unlock:", holder.Unlock(held)) // that holding, no later one
 	case <-ctx.Done():
 		log.Fatal(ctx.Err())
 	}

@@ -176,20 +176,31 @@ func (l *lock) Acquire(ctx context.Context) (context.Context, error) {
 }
 
 // Unlock releases one acquisition; the last one deletes our node (only
-// ours, guaranteed). Its error follows the module's release rule (package
-// curator, "Releasing"): nil once released, even if the delete goes on in
-// the background; curator.ErrNotHeld if not held; curator.ErrLockLost if
-// the lock had been lost, or its node was found already gone (its session
-// expired unnoticed, someone deleted it), and Lost is closed then; the
-// server's error if it refused the delete. The lock is released locally in
-// every case but misuse.
+// ours, guaranteed). With a held context (Acquire's, Do's, the revocation
+// callback's) it releases that holding only: if that one is released
+// already, it is curator.ErrNotHeld, whoever holds now; with any other
+// context, the current holding, as sync.Mutex does. Its error follows the
+// module's release rule (package curator, "Releasing"): nil once
+// released, even if the delete goes on in the background;
+// curator.ErrNotHeld if not held; curator.ErrLockLost if the lock had been
+// lost, or its node was found already gone (its session expired
+// unnoticed, someone deleted it), and Lost is closed then; the server's
+// error if it refused the delete. The lock is released locally in every
+// case but misuse.
 func (l *lock) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return recipe.ErrNilContext
 	}
+	held, _ := ctx.Value(heldKey{l}).(*holding)
+	return l.release(ctx, held)
+}
+
+// release releases one acquisition of held, or of the current holding if
+// held is nil (Unlock).
+func (l *lock) release(ctx context.Context, held *holding) error {
 	l.mu.Lock()
 	h := l.h
-	if h == nil {
+	if h == nil || (held != nil && held != h) {
 		l.mu.Unlock()
 		return fmt.Errorf("locks: %s: %w", l.d.Path(), curator.ErrNotHeld)
 	}
@@ -211,11 +222,13 @@ func (l *lock) Unlock(ctx context.Context) error {
 	return nil
 }
 
-// Do runs fn while holding the lock and releases it after. The context fn
-// receives is cancelled if the lock is lost, and re-enters this lock (Lock,
-// Do) without blocking. If the lock was lost while fn ran, Do returns an
-// error wrapping curator.ErrLockLost (joined with fn's error); an error of
-// the release is joined too.
+// Do runs fn while holding the lock and releases it after: that holding,
+// never a later one. The context fn receives is cancelled if the lock is
+// lost, and re-enters this lock (Lock, Do) without blocking. If the lock
+// was lost while fn ran, Do returns an error wrapping curator.ErrLockLost
+// (joined with fn's error); an error of the release is joined too
+// (curator.ErrNotHeld if the holding was released before, by fn or by a
+// revocation callback).
 func (l *lock) Do(ctx context.Context, fn func(ctx context.Context) error) (err error) {
 	if fn == nil {
 		return fmt.Errorf("locks: %w: nil function", curator.ErrInvalidArgument)
@@ -231,7 +244,7 @@ func (l *lock) Do(ctx context.Context, fn func(ctx context.Context) error) (err 
 		defer cancel()
 		// A loss found only by the release (the node was gone) is news; a
 		// loss fn's error already reports is not.
-		if uerr := l.Unlock(uctx); uerr != nil && !(errors.Is(uerr, curator.ErrLockLost) && errors.Is(err, curator.ErrLockLost)) {
+		if uerr := l.release(uctx, h); uerr != nil && !(errors.Is(uerr, curator.ErrLockLost) && errors.Is(err, curator.ErrLockLost)) {
 			err = errors.Join(err, uerr)
 		}
 	}()

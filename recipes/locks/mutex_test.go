@@ -3,6 +3,7 @@ package locks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -460,8 +461,8 @@ func TestMutexRevoking(t *testing.T) {
 	ctx := testenv.Ctx(t, time.Minute)
 	var m1 *locks.Mutex
 	revoked := make(chan struct{})
-	m1 = newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path, locks.WithRevocation(func() {
-		m1.Unlock(context.Background())
+	m1 = newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path, locks.WithRevocation(func(held context.Context) {
+		m1.Unlock(held)
 		close(revoked)
 	}))
 	if err := m1.Lock(ctx); err != nil {
@@ -594,5 +595,101 @@ func TestMutexGuardedMulti(t *testing.T) {
 	}
 	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) { // issue 14 item 4
 		t.Fatalf("unlock of a lost lock: %v, want ErrLockLost", err)
+	}
+}
+
+// Do releases its own holding and never a later one: here a revocation
+// callback releases Do's holding while fn runs, and another goroutine of
+// the instance takes the lock before fn returns. Do's release finds its
+// holding released (ErrNotHeld) and leaves the other goroutine's alone:
+// no other process can take the lock while that goroutine holds.
+func TestMutexDoReleasesItsOwnHoldingOnly(t *testing.T) {
+	path := lockPath(t)
+	ctx := testenv.Ctx(t, time.Minute)
+	var m *locks.Mutex
+	revoked := make(chan error, 1)
+	m = newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path, locks.WithRevocation(func(held context.Context) {
+		revoked <- m.Unlock(held)
+	}))
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	var second context.Context
+	err := m.Do(ctx, func(fctx context.Context) error {
+		if err := locks.Revoke(ctx, op, m.Node()); err != nil {
+			return err
+		}
+		select {
+		case err := <-revoked:
+			if err != nil {
+				return fmt.Errorf("the callback's Unlock: %w", err)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("the revocation callback was not called: %w", ctx.Err())
+		}
+		var err error
+		second, err = m.Acquire(ctx) // another goroutine's, as far as the lock knows
+		return err
+	})
+	if !errors.Is(err, curator.ErrNotHeld) {
+		t.Fatalf("Do, its holding released by the callback: %v, want ErrNotHeld", err)
+	}
+	if second == nil || second.Err() != nil || !m.IsAcquiredInThisProcess() {
+		t.Fatal("the second holding was released by Do")
+	}
+	other := newMutex(t, op, path)
+	if err := other.TryLock(ctx); !errors.Is(err, curator.ErrLocked) {
+		t.Fatalf("another process's TryLock while the second holding holds: %v, want ErrLocked", err)
+	}
+	if err := m.Unlock(second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A revocation callback that runs late, after its holding was released
+// and the lock taken again, releases nothing with Unlock(held): that
+// holding is not held (ErrNotHeld), the new one stays.
+func TestMutexLateRevocationReleasesNoLaterHolding(t *testing.T) {
+	path := lockPath(t)
+	ctx := testenv.Ctx(t, time.Minute)
+	var m *locks.Mutex
+	entered, gate, called := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	m = newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path, locks.WithRevocation(func(held context.Context) {
+		close(entered)
+		<-gate
+		called <- m.Unlock(held)
+	}))
+	first, err := m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	if err := locks.Revoke(ctx, op, m.Node()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered: // the callback runs, held back
+	case <-ctx.Done():
+		t.Fatal("the revocation callback was not called")
+	}
+	if err := m.Unlock(first); err != nil {
+		t.Fatal(err)
+	}
+	second, err := m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	select {
+	case err := <-called:
+		if !errors.Is(err, curator.ErrNotHeld) {
+			t.Fatalf("the late callback's Unlock: %v, want ErrNotHeld", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the late callback's Unlock did not return")
+	}
+	if second.Err() != nil || !m.IsAcquiredInThisProcess() {
+		t.Fatal("the late callback released the second holding")
+	}
+	if err := m.Unlock(second); err != nil {
+		t.Fatal(err)
 	}
 }

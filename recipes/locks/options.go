@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gocurator/curator"
@@ -14,7 +15,7 @@ type Option func(*options)
 
 type options struct {
 	recipe.Options
-	onRevoke func()
+	onRevoke func(held context.Context)
 }
 
 // WithData sets the data stored in our contender nodes (default: the
@@ -34,10 +35,13 @@ func WithSuspendPolicy(p curator.SuspendPolicy) Option { return func(o *options)
 func WithOnEnqueue(fn func(node string)) Option { return func(o *options) { o.SetOnEnqueue(fn) } }
 
 // WithRevocation makes the lock revocable (Curator's makeRevocable): while
-// it is held, a Revoke of our node calls fn (on a goroutine of its own),
-// which should release the lock. Revocable nodes hold empty data, as in
-// Curator. Default: not revocable.
-func WithRevocation(fn func()) Option {
+// it is held, a Revoke of our node calls fn (on a goroutine of its own)
+// with the held context of the holding asked for, which should release
+// it: Unlock(held) releases that holding and no later one, even if fn runs
+// after it was released and the lock taken again (Unlock with another
+// context would release whichever holding is current). Revocable nodes
+// hold empty data, as in Curator. Default: not revocable.
+func WithRevocation(fn func(held context.Context)) Option {
 	return func(o *options) {
 		if fn == nil {
 			o.Fail("nil WithRevocation function")
