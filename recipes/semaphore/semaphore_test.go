@@ -168,9 +168,17 @@ func TestSemaphoreSharedCount(t *testing.T) {
 		got <- l
 	}()
 	testenv.WaitFor(t, 10*time.Second, "the second acquirer to wait", func() bool { return len(leaseNodes(t, c, path)) == 2 })
+	// A count Curator's 4 bytes cannot hold is refused, not truncated
+	// (1<<32+1 would be stored as 1).
+	if err := count.SetCount(ctx, 1<<32+1); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Fatalf("SetCount(1<<32+1): %v, want ErrInvalidArgument", err)
+	}
+	if ok, err := count.TrySetCount(ctx, count.VersionedValue(), -1<<40); ok || !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Fatalf("TrySetCount(-1<<40): %v %v, want ErrInvalidArgument", ok, err)
+	}
 	ok, err := count.TrySetCount(ctx, count.VersionedValue(), 2)
 	if err != nil || !ok {
-		t.Fatalf("TrySetCount %v %v", ok, err)
+		t.Fatalf("TrySetCount %v %v (a refused value must write nothing)", ok, err)
 	}
 	second := <-got
 	if second == nil {
@@ -397,6 +405,7 @@ func TestSemaphoreBadInput(t *testing.T) {
 		{"root", func() error { _, err := semaphore.New(c, "/", 1); return err }()},
 		{"nil count", func() error { _, err := semaphore.NewWithSharedCount(c, "/s", nil); return err }()},
 		{"count bad path", func() error { _, err := semaphore.NewSharedCount(c, "/s/", 1); return err }()},
+		{"count seed past int32", func() error { _, err := semaphore.NewSharedCount(c, "/s", 1<<31); return err }()},
 		{"mutex bad path", func() error { _, err := semaphore.NewMutex(c, ""); return err }()},
 	} {
 		if !errors.Is(tc.err, curator.ErrInvalidArgument) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -50,7 +51,19 @@ func NewSharedCount(client *framework.Client, path string, seed int) (*SharedCou
 	if err := recipe.CheckArgs(client, "count", path); err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
+	if err := checkCount(seed); err != nil {
+		return nil, err
+	}
 	return &SharedCount{client: client, path: path, seed: seed, changed: make(chan struct{})}, nil
+}
+
+// checkCount refuses a value Curator's format cannot hold (an int32): it
+// would be stored truncated, and everyone would agree on the wrong count.
+func checkCount(n int) error {
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return fmt.Errorf("semaphore: %w: shared count %d out of the 32-bit range of Curator's format", curator.ErrInvalidArgument, n)
+	}
+	return nil
 }
 
 // encodeCount is Curator's SharedCount format: 4 bytes, big-endian.
@@ -225,9 +238,13 @@ func (sc *SharedCount) Changed() <-chan struct{} {
 
 // SetCount sets the value unconditionally (Curator's setCount); Count
 // returns it as soon as SetCount has. After Close it fails with an error
-// wrapping curator.ErrClosed and writes nothing.
+// wrapping curator.ErrClosed and writes nothing; so does a value out of
+// the int32 range (curator.ErrInvalidArgument).
 func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
 	if err := sc.open(); err != nil {
+		return err
+	}
+	if err := checkCount(n); err != nil {
 		return err
 	}
 	data := encodeCount(n)
@@ -241,9 +258,13 @@ func (sc *SharedCount) SetCount(ctx context.Context, n int) error {
 // TrySetCount sets the value only if the node is still at prev's version
 // (Curator's trySetCount); false means someone changed it first, and Count
 // shows the newer value once the watch has read it. After Close it fails
-// with an error wrapping curator.ErrClosed and writes nothing.
+// with an error wrapping curator.ErrClosed and writes nothing; so does a
+// value out of the int32 range (curator.ErrInvalidArgument).
 func (sc *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, n int) (bool, error) {
 	if err := sc.open(); err != nil {
+		return false, err
+	}
+	if err := checkCount(n); err != nil {
 		return false, err
 	}
 	data := encodeCount(n)
