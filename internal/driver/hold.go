@@ -251,11 +251,11 @@ func (h *Hold) ReleaseCause(ctx context.Context, cause error) error {
 func (h *Hold) FencingToken(ctx context.Context) (int64, error) {
 	h.tokenMu.Lock()
 	defer h.tokenMu.Unlock()
+	if h.IsLost() { // a token known already is no use to a lost holding either
+		return 0, h.LostErr()
+	}
 	if h.token != 0 {
 		return h.token, nil
-	}
-	if h.IsLost() {
-		return 0, h.LostErr()
 	}
 	ok, st, err := h.c.d.client.Exists(ctx, h.c.node)
 	if err != nil {

@@ -576,6 +576,9 @@ func TestMutexGuardedMulti(t *testing.T) {
 	if _, err := m.GuardedMulti(ctx, framework.SetDataOp{Path: data, Data: []byte("1"), Version: -1}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := m.FencingToken(ctx); err != nil { // read, and kept by the holding
+		t.Fatal(err)
+	}
 	// Someone deletes our lock node: the guard must refuse.
 	if err := c.Delete(ctx, m.Node()); err != nil {
 		t.Fatal(err)
@@ -592,6 +595,9 @@ func TestMutexGuardedMulti(t *testing.T) {
 	case <-m.Lost(): // the guard saw the loss: it is recorded
 	default:
 		t.Fatal("Lost not closed after the guard found the node gone")
+	}
+	if tok, err := m.FencingToken(ctx); !errors.Is(err, curator.ErrLockLost) {
+		t.Fatalf("fencing token of a lost lock: %d, %v; want ErrLockLost, also when the token was read before", tok, err)
 	}
 	if err := m.Unlock(ctx); !errors.Is(err, curator.ErrLockLost) { // issue 14 item 4
 		t.Fatalf("unlock of a lost lock: %v, want ErrLockLost", err)
