@@ -115,13 +115,14 @@ func (l *lock) queued(ctx context.Context, try bool, gate token) (*holding, erro
 		l.turn.give()
 		return nil, err
 	}
-	return l.install(telemetry.Outer(ctx), c, func() { gate.give(); l.turn.give() }), nil
+	return l.install(telemetry.Outer(ctx), c, 0, func() { gate.give(); l.turn.give() }), nil
 }
 
-// install records a new holding of c; giveBack runs once it is released.
-func (l *lock) install(ctx context.Context, c *driver.Contender, giveBack func()) *holding {
+// install records a new holding of c, with its fencing token if known (0:
+// read when first asked); giveBack runs once it is released.
+func (l *lock) install(ctx context.Context, c *driver.Contender, token int64, giveBack func()) *holding {
 	h := &holding{count: 1, giveBack: giveBack}
-	h.Hold = c.Hold(context.WithValue(ctx, heldKey{l}, h), driver.HoldOptions{Policy: l.opts.Policy, OnRevoke: l.opts.onRevoke})
+	h.Hold = c.Hold(context.WithValue(ctx, heldKey{l}, h), driver.HoldOptions{Policy: l.opts.Policy, OnRevoke: l.opts.onRevoke, Token: token})
 	h.tel = h.RecordHolding(l.tel)
 	l.mu.Lock()
 	l.h = h

@@ -136,7 +136,7 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 		acq.End(err)
 		return nil, err
 	}
-	c, err := r.takePlace(ctx, wh)
+	c, token, err := r.takePlace(ctx, wh)
 	if err == nil {
 		acq.Enqueued(c.Node())
 	}
@@ -148,7 +148,7 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 	if r.opts.OnEnqueue != nil {
 		r.opts.OnEnqueue(c.Node())
 	}
-	h := r.install(telemetry.Outer(ctx), c, r.slot.give)
+	h := r.install(telemetry.Outer(ctx), c, token, r.slot.give)
 	r.mu.Lock()
 	r.down, r.downFrom = h, wh
 	r.mu.Unlock()
@@ -163,22 +163,28 @@ func (r *ReadLock) downgrade(ctx context.Context, try bool, wh *holding) (*holdi
 // it was there when ours was; else ours goes and the downgrade fails with
 // the loss. (A context that keeps the write holding's key but not its
 // cancellation, context.WithoutCancel, can outlive the holding.)
-func (r *ReadLock) takePlace(ctx context.Context, wh *holding) (*driver.Contender, error) {
+//
+// The read holding's fencing token is its writer's (the writer node's
+// creation zxid, read by the same exists), not its own node's: it holds in
+// the writer's place, and a writer queued behind, whose node is older than
+// ours, holds next; with our own node's token the tokens would go back
+// there.
+func (r *ReadLock) takePlace(ctx context.Context, wh *holding) (c *driver.Contender, token int64, err error) {
 	if wh.IsLost() {
-		return nil, wh.LostErr()
+		return nil, 0, wh.LostErr()
 	}
 	seq, _ := r.write.d.Sequence(wh.Contender().Name()) // a held node always has one
-	c, err := r.d.EnqueueAs(ctx, layout.ReadName+seq, r.opts.Data)
+	c, err = r.d.EnqueueAs(ctx, layout.ReadName+seq, r.opts.Data)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	there, _, err := r.d.Client().Exists(ctx, wh.Node())
+	there, st, err := r.d.Client().Exists(ctx, wh.Node())
 	if err == nil && !there {
 		err = wh.LostErr()
 	}
 	if err != nil {
 		c.DeleteQuietly(ctx)
-		return nil, err
+		return nil, 0, err
 	}
-	return c, nil
+	return c, st.Czxid, nil
 }

@@ -193,6 +193,20 @@ func TestRWContendingDowngrade(t *testing.T) {
 	if err := rw1.Read().Lock(wctx); err != nil {
 		t.Fatal(err)
 	}
+	// The read holds in the writer's place, with the writer's fencing
+	// token: its own node is younger than the second writer's, whose token
+	// must still be above it.
+	wtok, err := rw1.Write().FencingToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtok, err := rw1.Read().FencingToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rtok != wtok {
+		t.Fatalf("the downgraded read's token %d, its writer's %d: want the writer's", rtok, wtok)
+	}
 	if err := rw1.Write().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +220,9 @@ func TestRWContendingDowngrade(t *testing.T) {
 	}
 	if err := <-got; err != nil {
 		t.Fatal(err)
+	}
+	if tok, err := rw2.Write().FencingToken(ctx); err != nil || tok <= rtok {
+		t.Fatalf("the second writer's token %d (%v) after the downgraded read's %d: tokens must increase", tok, err, rtok)
 	}
 	if err := rw2.Write().Unlock(ctx); err != nil {
 		t.Fatal(err)
