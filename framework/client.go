@@ -79,11 +79,16 @@ type event struct {
 	timeout time.Duration // negotiated session timeout, for StateHasSession
 	expire  bool          // the simulated-expiration timer fired for session sid
 	token   int           // that timer's token
+	barrier chan struct{} // closed when handled: every event before it is (awaitEvents)
 }
 
 // afterFunc is time.AfterFunc; tests replace it to fire expiry timers when
 // they choose.
 var afterFunc = time.AfterFunc
+
+// handleHook, if set (tests only), runs on the event goroutine before it
+// handles each event of go-zookeeper's, with its state.
+var handleHook atomic.Pointer[func(state zk.State)]
 
 // New creates a client for connectString ("host:port,host:port[/chroot]")
 // and starts connecting in the background (Curator's newClient + start).
@@ -301,6 +306,13 @@ func (c *Client) loop() {
 }
 
 func (c *Client) handle(e event) {
+	if e.barrier != nil {
+		close(e.barrier)
+		return
+	}
+	if h := handleHook.Load(); h != nil {
+		(*h)(e.zk.State)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || e.gen != c.gen {
@@ -527,16 +539,49 @@ func (c *Client) Session() *Session {
 
 // sessionFor returns the Session with the given id if it is the current
 // (or last) one; otherwise that session is gone and the returned Session is
-// lost.
+// lost. A reply can come on a new session's connection before the event
+// goroutine has handled that session's event (go-zookeeper queues the event
+// and sends at once): if id is the session go-zookeeper is in, sessionFor
+// waits for the events queued so far, that one among them, and looks again.
 func (c *Client) sessionFor(id int64) *Session {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.session != nil && c.session.id == id {
-		return c.session
+	s, conn := c.session, c.conn
+	c.mu.Unlock()
+	if s != nil && s.id == id {
+		return s
+	}
+	return c.newerSession(id, conn)
+}
+
+// newerSession is sessionFor's slow path, apart so that the create's
+// frames, on every waiter's stack, stay small.
+//
+//go:noinline
+func (c *Client) newerSession(id int64, conn *zk.Conn) *Session {
+	if id != 0 && conn.SessionID() == id && c.awaitEvents() {
+		c.mu.Lock()
+		s := c.session
+		c.mu.Unlock()
+		if s != nil && s.id == id {
+			return s
+		}
 	}
 	s := newSession(id)
 	s.lose(curator.ErrSessionLost)
 	return s
+}
+
+// awaitEvents waits until the event goroutine has handled every event
+// queued before the call; false if the client closed first.
+func (c *Client) awaitEvents() bool {
+	done := make(chan struct{})
+	c.events.push(event{barrier: done})
+	select {
+	case <-done:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
 }
 
 // DefaultData returns the data recipes put in their nodes when the caller

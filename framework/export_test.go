@@ -71,3 +71,11 @@ func SetParentResultHook(f func()) (restore func()) {
 	old := parentResultHook.Swap(&f)
 	return func() { parentResultHook.Store(old) }
 }
+
+// SetHandleHook sets the hook the event goroutine runs before it handles
+// each go-zookeeper event (it may block there); the returned func restores
+// the previous one.
+func SetHandleHook(f func(state zk.State)) (restore func()) {
+	old := handleHook.Swap(&f)
+	return func() { handleHook.Store(old) }
+}

@@ -3,9 +3,12 @@ package framework_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
@@ -158,5 +161,62 @@ func TestStatesSimulatedLost(t *testing.T) {
 	}
 	if got := log.get(); len(got) != 4 {
 		t.Fatalf("connection states %v, want exactly CONNECTED SUSPENDED LOST RECONNECTED", got)
+	}
+}
+
+// A create answered in a new session before the event goroutine has
+// handled that session's event (it still holds the disconnection here; in
+// production a busy event goroutine does) gets the new Session, live, not
+// a lost stand-in: its node lives in the client's session.
+func TestCreateInASessionNotHandledYet(t *testing.T) {
+	release := make(chan struct{})
+	var held atomic.Bool
+	t.Cleanup(framework.SetHandleHook(func(st zk.State) { // restored once the client is closed
+		if st == zk.StateDisconnected && held.CompareAndSwap(false, true) {
+			<-release
+		}
+	}))
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	var releaseOnce sync.Once
+	let := func() { releaseOnce.Do(func() { close(release) }) }
+	defer let()
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	parent := testenv.Path(t, "/sessionfor")
+	if _, err := c.Create(ctx, parent, nil, framework.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	old := c.Session().ID()
+	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), old); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "go-zookeeper in a new session", func() bool {
+		id := framework.ZKConn(c).SessionID()
+		return id != 0 && id != old
+	})
+	if !held.Load() || c.Session().ID() != old || c.Session().Lost() {
+		t.Fatal("the event goroutine handled the change already: the test holds nothing")
+	}
+	type result struct {
+		n   framework.Created
+		err error
+	}
+	done := make(chan result, 1)
+	px.ResetCounts()
+	go func() {
+		n, err := c.CreateNode(ctx, parent+"/e", nil, framework.WithMode(framework.ModeEphemeral), framework.WithProtection())
+		done <- result{n, err}
+	}()
+	testenv.WaitFor(t, testenv.WaitShort, "the create sent", func() bool { return px.Requests(zktest.OpCreate) > 0 })
+	let()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.n.Session.Lost() || r.n.Session.ID() == old {
+		t.Fatalf("the create's Session: id 0x%x, lost %v; want the new session, live", r.n.Session.ID(), r.n.Session.Lost())
+	}
+	if r.n.Session != c.Session() {
+		t.Fatal("the create's Session is not the client's")
 	}
 }
