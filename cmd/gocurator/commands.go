@@ -121,7 +121,7 @@ Every command takes:
   --namespace NS                             Curator's namespace: paths are under /NS
   --auth scheme:credentials                  e.g. digest:user:password
   --tls-ca FILE --tls-cert FILE --tls-key FILE   connect with TLS (ZooKeeper's secureClientPort)
-  --timeout D                                bound on connecting and on each operation (default 10s)
+  --timeout D                                bound on connecting and on each step, a whole tree read being one (default 10s)
 ` + exitStatuses
 
 const exitStatuses = `

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 )
 
@@ -39,7 +40,7 @@ func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "connect with TLS, trusting the CA certificates in this PEM `file` (default: the system's)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "connect with TLS, presenting this client certificate (PEM `file`; with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the client certificate's private key (PEM `file`; with --tls-cert)")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "bound on connecting and on each operation")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "bound on connecting and on each step (a whole tree read is one step)")
 }
 
 // check refuses bad flag values before any connection.
@@ -92,6 +93,9 @@ func (f *connFlags) dial(ctx context.Context) (*framework.Client, error) {
 		opts = append(opts, framework.WithDialer(d))
 	}
 	client, err := framework.New(f.connect, opts...)
+	if errors.Is(err, curator.ErrInvalidArgument) { // a typo, not the network
+		return nil, usageError{fmt.Errorf("bad --connect %q or --namespace %q: %w", f.connect, f.namespace, err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to ZooKeeper at %s: %w", f.connect, err)
 	}

@@ -79,6 +79,8 @@ func testUsage(t *testing.T, e *env) {
 		{[]string{"inspect", "/a", "--max-nodes", "0"}, 2, "--max-nodes"},
 		{[]string{"inspect", "/a/", "--connect", e.srv.ConnectString()}, 2, "invalid path"},
 		{[]string{"release", "/a", "--connect", e.srv.ConnectString()}, 2, "--force"},
+		{[]string{"inspect", "/a", "--connect", "127.0.0.1:99999"}, 2, "bad --connect"},
+		{[]string{"inspect", "/a", "--connect", e.srv.ConnectString(), "--namespace", "a//b"}, 2, "--namespace"},
 	} {
 		r := gocurator(t, "", nil, tc.args...)
 		where := r.stderr

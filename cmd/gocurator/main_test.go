@@ -176,6 +176,7 @@ func TestCLI(t *testing.T) {
 		{"RevokeRefusals", testRevokeRefusals},
 		{"Release", testRelease},
 		{"ReleaseAsks", testReleaseAsks},
+		{"ReleaseInterrupted", testReleaseInterrupted},
 		{"ReleaseRefusals", testReleaseRefusals},
 		{"MissingPath", testMissingPath},
 		{"PermissionDenied", testPermissionDenied},

@@ -51,7 +51,18 @@ func (c *cli) deleteNode(conn *connFlags, client *framework.Client, node string,
 	fmt.Fprintf(c.stdout, "its owner is not told: a holder may go on as if it held until its session ends or it looks at its node\n")
 	if !yes {
 		fmt.Fprintf(c.stdout, "delete it? type yes to confirm: ")
-		line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		answer := make(chan string, 1)
+		go func() { // a read of stdin heeds no ctx: Ctrl-C must still end the question
+			line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+			answer <- line
+		}()
+		var line string
+		select {
+		case line = <-answer:
+		case <-c.ctx.Done():
+			fmt.Fprintln(c.stdout)
+			return c.errorf(exitFailure, "interrupted: %s left as it is", node)
+		}
 		if !isTerminal(c.stdin) {
 			fmt.Fprintln(c.stdout) // the answer was not echoed
 		}

@@ -1,9 +1,14 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gocurator/curator/framework"
@@ -93,4 +98,73 @@ func testReleaseRefusals(t *testing.T, e *env) {
 	if r := e.run(t, "release", p+"/config", "--force", "--yes"); r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
 		t.Errorf("release of a missing node: %s", r)
 	}
+}
+
+// Ctrl-C at release's question ends it at once: exit 1, nothing deleted
+// (reading the answer does not keep the command from hearing the signal).
+func testReleaseInterrupted(t *testing.T, e *env) {
+	ctx := testenv.Ctx(t, testTimeout)
+	p := e.path(t)
+	c := newClient(t, e)
+	m, err := locks.NewMutex(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, binary, "release", "--force", m.Node(), "--connect", e.srv.ConnectString())
+	cmd.Env = withoutZKConnect(os.Environ())
+	stdin, err := cmd.StdinPipe() // open, never answered
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var out, stderr bytes.Buffer
+	asked := make(chan struct{})
+	cmd.Stdout = &signalWriter{w: &out, want: "type yes to confirm", seen: asked}
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-cctx.Done():
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("release did not ask: %s %s", out.String(), stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if cctx.Err() != nil || !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("release interrupted at its question: %v, stderr %q; want exit 1 and \"interrupted\", at once", err, stderr.String())
+	}
+	if ok, _, _ := c.Exists(ctx, m.Node()); !ok {
+		t.Fatal("an interrupted release deleted the node")
+	}
+}
+
+// signalWriter passes writes on and closes seen once want has been
+// written (the command is at that point).
+type signalWriter struct {
+	mu   sync.Mutex
+	w    *bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (s *signalWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.w.Write(p)
+	if strings.Contains(s.w.String(), s.want) {
+		s.once.Do(func() { close(s.seen) })
+	}
+	return n, err
 }
