@@ -391,7 +391,7 @@ func (c *Client) onSessionLocked(sid int64, timeout time.Duration) {
 		c.session = newSession(sid)
 		if timeout > 0 && timeout < c.opts.sessionTimeout {
 			c.opts.logger.Warn("the server granted a shorter session timeout than asked",
-				"asked", c.opts.sessionTimeout, "granted", timeout, "session", fmt.Sprintf("0x%x", sid))
+				"asked", c.opts.sessionTimeout, "granted", timeout, "session", fmt.Sprintf("0x%x", uint64(sid)))
 		}
 	} else {
 		c.session.resume()
@@ -469,7 +469,7 @@ func (c *Client) onExpireTimerLocked(sid int64, token int) {
 		return
 	}
 	c.expireTimer = nil
-	c.opts.logger.Info("session declared lost after the session timeout spent disconnected", "session", fmt.Sprintf("0x%x", sid))
+	c.opts.logger.Info("session declared lost after the session timeout spent disconnected", "session", fmt.Sprintf("0x%x", uint64(sid)))
 	c.noteSimulatedExpiry() // telemetry.go
 	c.loseSessionLocked(curator.ErrSessionLost)
 	c.nextGenLocked() // the old connection's events are ignored from now on

@@ -121,7 +121,7 @@ func (p *Provider) StartOp(ctx context.Context, op string, conn Conn, path strin
 			attrs = append(attrs, KeyDBNamespace.String(p.namespace))
 		}
 		if conn != nil {
-			attrs = append(attrs, KeySessionID.String("0x"+strconv.FormatInt(conn.SessionID(), 16)))
+			attrs = append(attrs, KeySessionID.String("0x"+strconv.FormatUint(uint64(conn.SessionID()), 16))) // negative for a server myid >= 128
 		}
 		if p.paths && path != "" {
 			attrs = append(attrs, KeyZnodePath.String(path))
