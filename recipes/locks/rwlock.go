@@ -173,10 +173,18 @@ func (r *ReadLock) takePlace(ctx context.Context, wh *holding) (c *driver.Conten
 	if wh.IsLost() {
 		return nil, 0, wh.LostErr()
 	}
+	// ctx is mostly the write holding's own context, which its loss ends: a
+	// call cut short by that is the loss, and says so.
+	lost := func(err error) error {
+		if wh.IsLost() {
+			return wh.LostErr()
+		}
+		return err
+	}
 	seq, _ := r.write.d.Sequence(wh.Contender().Name()) // a held node always has one
 	c, err = r.d.EnqueueAs(ctx, layout.ReadName+seq, r.opts.Data)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, lost(err)
 	}
 	there, st, err := r.d.Client().Exists(ctx, wh.Node())
 	if err == nil && !there {
@@ -184,7 +192,7 @@ func (r *ReadLock) takePlace(ctx context.Context, wh *holding) (c *driver.Conten
 	}
 	if err != nil {
 		c.DeleteQuietly(ctx)
-		return nil, 0, err
+		return nil, 0, lost(err)
 	}
 	return c, st.Czxid, nil
 }

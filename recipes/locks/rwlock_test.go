@@ -480,3 +480,40 @@ func TestMutexReentryAfterLoss(t *testing.T) {
 		t.Fatalf("second Unlock: %v, want ErrNotHeld (the failed reentry counted nothing)", err)
 	}
 }
+
+// A downgrade cut short by the loss of its write holding (through whose
+// context it runs: here the connection drops while the read node's create
+// is in flight, and the write is lost on the suspension) says it was the
+// loss, ErrLockLost, not the context's cancellation; and no read node
+// stays.
+func TestRWDowngradeCutShortByTheLoss(t *testing.T) {
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	path := lockPath(t)
+	rw := newRW(t, c, path, locks.WithSuspendPolicy(curator.LoseOnSuspend))
+	ctx := testenv.Ctx(t, time.Minute)
+	wctx, err := rw.Write().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := px.HoldReply(zktest.OpCreate)
+	done := make(chan error, 1)
+	go func() { done <- rw.Read().Lock(wctx) }()
+	if err := held.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held.Drop() // the create made the read node; the client never hears it
+	if err := <-done; !errors.Is(err, curator.ErrLockLost) {
+		t.Fatalf("downgrade cut short by the write's loss: %v, want ErrLockLost", err)
+	}
+	op := testenv.Client(t, testenv.Shared().ConnectString())
+	testenv.WaitFor(t, testenv.WaitShort, "no read node left", func() bool {
+		for _, k := range testenv.Children(t, op, path) {
+			if strings.Contains(k, "__READ__") {
+				return false
+			}
+		}
+		return true
+	})
+	rw.Write().Unlock(ctx) // lost: ErrLockLost, its node goes
+}
