@@ -196,6 +196,7 @@ func TestBadInput(t *testing.T) {
 		"heap":    zktest.WithHeap(0),
 		"managed": zktest.WithConfig("clientPort", "1"),
 		"server":  zktest.WithConfig("server.1", "x"),
+		"4lw":     zktest.WithConfig("4lw.commands.whitelist", "srvr,ruok"),
 		"newline": zktest.WithConfig("a", "b\nc=d"),
 		"jvm":     zktest.WithJVMProperty("", "x"),
 		"timeout": zktest.WithStartTimeout(-time.Second),

@@ -109,8 +109,9 @@ func WithTickTime(d time.Duration) Option {
 
 // WithConfig adds the line key=value to zoo.cfg or replaces the default for
 // key (for example WithConfig("maxSessionTimeout", "10000")). The keys that
-// the harness manages (dataDir, clientPort, clientPortAddress, server.N)
-// are rejected with an error from the constructor. Some knobs are Java
+// the harness manages (dataDir, clientPort, clientPortAddress, server.N,
+// and 4lw.commands.whitelist: it needs the four-letter words) are rejected
+// with an error from the constructor. Some knobs are Java
 // system properties rather than zoo.cfg keys (znode.container.checkIntervalMs,
 // for one); use WithJVMProperty for those.
 func WithConfig(key, value string) Option {
@@ -177,7 +178,8 @@ func newConfig(opts []Option) (*config, error) {
 
 func managedKey(k string) bool {
 	switch k {
-	case "dataDir", "clientPort", "clientPortAddress":
+	case "dataDir", "clientPort", "clientPortAddress",
+		"4lw.commands.whitelist": // the harness's start check, Sessions and ExpireSession ask four-letter words
 		return true
 	}
 	return strings.HasPrefix(k, "server.")
