@@ -616,9 +616,10 @@ func (c *Client) stopListenersLocked() {
 }
 
 // Close closes the session and stops every goroutine the client started;
-// it returns once they are gone, within a small constant time (about a
-// second at worst, when the server is unreachable), never the session
-// timeout. The one exception: a connection-state listener running its
+// it returns once they are gone, within a small constant time (a few
+// seconds at worst: with the server unreachable and requests piled up,
+// go-zookeeper waits up to twice its connection timeout to queue its
+// close), never the session timeout. The one exception: a connection-state listener running its
 // callback is not waited for (so a listener may call Close); its goroutine
 // ends when the callback returns. Pending background deletes are abandoned
 // (the server removes ephemeral nodes with the session). The session ends
