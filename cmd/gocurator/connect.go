@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -93,7 +94,8 @@ func (f *connFlags) dial(ctx context.Context) (*framework.Client, error) {
 		opts = append(opts, framework.WithDialer(d))
 	}
 	client, err := framework.New(f.connect, opts...)
-	if errors.Is(err, curator.ErrInvalidArgument) { // a typo, not the network
+	var dns *net.DNSError
+	if errors.Is(err, curator.ErrInvalidArgument) && !errors.As(err, &dns) { // a typo, not the network
 		return nil, usageError{fmt.Errorf("bad --connect %q or --namespace %q: %w", f.connect, f.namespace, err)}
 	}
 	if err != nil {

@@ -80,6 +80,7 @@ func testUsage(t *testing.T, e *env) {
 		{[]string{"inspect", "/a/", "--connect", e.srv.ConnectString()}, 2, "invalid path"},
 		{[]string{"release", "/a", "--connect", e.srv.ConnectString()}, 2, "--force"},
 		{[]string{"inspect", "/a", "--connect", "127.0.0.1:99999"}, 2, "bad --connect"},
+		{[]string{"inspect", "/a", "--connect", "no-such-host.invalid:2181"}, 1, "cannot connect"}, // the network, not a typo
 		{[]string{"inspect", "/a", "--connect", e.srv.ConnectString(), "--namespace", "a//b"}, 2, "--namespace"},
 	} {
 		r := gocurator(t, "", nil, tc.args...)
