@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // HoldOptions tune a Hold.
@@ -221,7 +222,16 @@ func (h *Hold) Release(ctx context.Context) error { return h.ReleaseCause(ctx, e
 // goroutines have ended.
 func (h *Hold) ReleaseCause(ctx context.Context, cause error) error {
 	h.stopMonitor()
+	live := ctx.Err() == nil
 	h.cancel(cause)
+	if live && ctx.Err() != nil {
+		// ctx is the held context, or made from it (Unlock(held)): ended
+		// by this release, it must not cut the delete short, or a node
+		// found gone would go unreported.
+		var cancel context.CancelFunc
+		ctx, cancel = recipe.CleanupContext(ctx)
+		defer cancel()
+	}
 	if h.IsLost() {
 		if h.keep { // its node was kept for us: it goes now
 			h.c.d.client.DeleteInBackground(h.c.node, framework.WithIgnoreMissing())

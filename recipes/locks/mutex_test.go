@@ -699,3 +699,33 @@ func TestMutexLateRevocationReleasesNoLaterHolding(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Unlock with the held context (the revocation callback's way) reports a
+// loss it finds as Unlock with any context does: the release ends the held
+// context, and that must not cut its delete short.
+func TestMutexUnlockHeldFindsTheLoss(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
+	m := newMutex(t, c, lockPath(t))
+	held, err := m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, m.Node()); err != nil { // an operator
+		t.Fatal(err)
+	}
+	if err := m.Unlock(held); !errors.Is(err, curator.ErrLockLost) {
+		t.Fatalf("Unlock(held) of a lock whose node is gone: %v, want ErrLockLost", err)
+	}
+	held, err = m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := m.Node()
+	if err := m.Unlock(held); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := c.Exists(ctx, node); err != nil || ok {
+		t.Fatalf("node after Unlock(held) returned: exists %v (%v); want deleted then, not in the background", ok, err)
+	}
+}
