@@ -37,6 +37,10 @@ type holding struct {
 	count    int
 	giveBack func()
 	tel      *telemetry.Holding // nil when not recorded
+	// via is the released holding whose held context this one was taken
+	// with (one that outlived it, context.WithoutCancel): Unlock with that
+	// context releases this one, as Lock with it took it (l.mu).
+	via *holding
 }
 
 // taker is how each type takes a holding that ctx does not re-enter (an
@@ -137,6 +141,11 @@ func (l *lock) acquire(ctx context.Context, try bool) (*holding, error) {
 	h, err := l.reenter(ctx)
 	if h == nil && err == nil {
 		h, err = l.self.take(ctx, try)
+		if stale, _ := ctx.Value(heldKey{l}).(*holding); err == nil && stale != nil && stale != h {
+			l.mu.Lock()
+			h.via = stale
+			l.mu.Unlock()
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
@@ -179,8 +188,10 @@ func (l *lock) Acquire(ctx context.Context) (context.Context, error) {
 // Unlock releases one acquisition; the last one deletes our node (only
 // ours, guaranteed). With a held context (Acquire's, Do's, the revocation
 // callback's) it releases that holding only: if that one is released
-// already, it is curator.ErrNotHeld, whoever holds now; with any other
-// context, the current holding, as sync.Mutex does. Its error follows the
+// already, it is curator.ErrNotHeld, whoever holds now (unless the current
+// holding was taken with that same context, which then outlived its own:
+// Lock and Unlock with one context pair up); with any other context, the
+// current holding, as sync.Mutex does. Its error follows the
 // module's release rule (package curator, "Releasing"): nil once
 // released, even if the delete goes on in the background;
 // curator.ErrNotHeld if not held; curator.ErrLockLost if the lock had been
@@ -201,7 +212,7 @@ func (l *lock) Unlock(ctx context.Context) error {
 func (l *lock) release(ctx context.Context, held *holding) error {
 	l.mu.Lock()
 	h := l.h
-	if h == nil || (held != nil && held != h) {
+	if h == nil || (held != nil && held != h && held != h.via) {
 		l.mu.Unlock()
 		return fmt.Errorf("locks: %s: %w", l.d.Path(), curator.ErrNotHeld)
 	}
@@ -210,7 +221,7 @@ func (l *lock) release(ctx context.Context, held *holding) error {
 		l.mu.Unlock()
 		return nil
 	}
-	l.h = nil
+	l.h, h.via = nil, nil
 	l.mu.Unlock()
 	rctx, rel := l.tel.StartRelease(ctx)
 	err := h.Release(rctx)

@@ -729,3 +729,34 @@ func TestMutexUnlockHeldFindsTheLoss(t *testing.T) {
 		t.Fatalf("node after Unlock(held) returned: exists %v (%v); want deleted then, not in the background", ok, err)
 	}
 }
+
+// A held context that outlives its holding (context.WithoutCancel of
+// Do's, handed to a job) takes a new holding with Lock, and Unlock with
+// that same context releases it: Lock and Unlock with one context pair
+// up, and the instance is not left held for good.
+func TestMutexDetachedHeldContextPairsUp(t *testing.T) {
+	ctx := testenv.Ctx(t, time.Minute)
+	m := newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), lockPath(t))
+	var detached context.Context
+	if err := m.Do(ctx, func(fctx context.Context) error {
+		detached = context.WithoutCancel(fctx)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(detached); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(detached); err != nil {
+		t.Fatalf("Unlock with the context Lock took the holding with: %v", err)
+	}
+	if m.IsAcquiredInThisProcess() {
+		t.Fatal("still held after its Unlock")
+	}
+	if err := m.TryLock(ctx); err != nil {
+		t.Fatalf("the instance after that: %v", err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
