@@ -33,8 +33,9 @@
 // A lock lives in an ephemeral node, so it lives as long as the session:
 // Lost is closed, and the context Do or Acquire handed out is cancelled,
 // when the session is lost or (by default) the connection is suspended.
-// FencingToken gives the creation zxid of the lock node, which strictly
-// increases from holder to holder; GuardedMulti writes only while the lock
+// FencingToken gives the creation zxid of the lock node (a downgraded
+// read, which holds in its writer's place, gives its writer's), which
+// strictly increases from holder to holder; GuardedMulti writes only while the lock
 // node exists. Unlock follows the module's release rule (package curator,
 // "Releasing"): nil once released, an error only for a loss (wrapping
 // curator.ErrLockLost: the lock node was found gone, or the lock had been

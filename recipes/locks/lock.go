@@ -310,7 +310,8 @@ func (l *lock) Node() string {
 func (l *lock) Path() string { return l.d.Path() }
 
 // FencingToken returns, while the lock is held, the creation zxid of our
-// lock node: it strictly increases from one holder to the next (unlike the
+// lock node (a downgraded read holding, in its writer's place, returns its
+// writer's): it strictly increases from one holder to the next (unlike the
 // sequence number, which restarts when a reaped lock path is recreated), so
 // a resource can reject any holder older than the newest it has seen.
 // Errors: curator.ErrNotHeld when not held, curator.ErrLockLost when lost.

@@ -226,8 +226,11 @@ func TestProxyHealEndsADelayUnderWay(t *testing.T) {
 	defer c.Close()
 	p.SetDelay(time.Hour)
 	go func() {
-		<-delaying // "ruok" waits out its hour
-		p.Heal()
+		select {
+		case <-delaying: // "ruok" waits out its hour
+			p.Heal()
+		case <-t.Context().Done():
+		}
 	}()
 	if got, err := echoVia(t, c, "ruok"); err != nil || got != "ruok" {
 		t.Fatalf("echo once healed: %q, %v", got, err)
