@@ -39,15 +39,7 @@ func testRelease(t *testing.T, e *env) {
 // Without --yes, release shows the node and deletes only on "yes".
 func testReleaseAsks(t *testing.T, e *env) {
 	ctx := testenv.Ctx(t, testTimeout)
-	p := e.path(t)
-	c := newClient(t, e)
-	m, err := locks.NewMutex(c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, m := heldMutex(t, e)
 	args := []string{"release", "--force", m.Node(), "--connect", e.srv.ConnectString()}
 	r := gocurator(t, "no\n", nil, args...)
 	if r.code != 1 || !strings.Contains(r.stdout, "type yes") {
@@ -104,15 +96,7 @@ func testReleaseRefusals(t *testing.T, e *env) {
 // (reading the answer does not keep the command from hearing the signal).
 func testReleaseInterrupted(t *testing.T, e *env) {
 	ctx := testenv.Ctx(t, testTimeout)
-	p := e.path(t)
-	c := newClient(t, e)
-	m, err := locks.NewMutex(c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, m := heldMutex(t, e)
 	cctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, binary, "release", "--force", m.Node(), "--connect", e.srv.ConnectString())
@@ -167,4 +151,18 @@ func (s *signalWriter) Write(p []byte) (int, error) {
 		s.once.Do(func() { close(s.seen) })
 	}
 	return n, err
+}
+
+// heldMutex is a mutex on a path of its own, held by a client of its own.
+func heldMutex(t *testing.T, e *env) (*framework.Client, *locks.Mutex) {
+	t.Helper()
+	c := newClient(t, e)
+	m, err := locks.NewMutex(c, e.path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(testenv.Ctx(t, testTimeout)); err != nil {
+		t.Fatal(err)
+	}
+	return c, m
 }

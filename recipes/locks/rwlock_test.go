@@ -105,14 +105,7 @@ func TestRWUpgradeRefused(t *testing.T) {
 
 // Curator's testDowngrading and testThatDowngradingRespectsThreads.
 func TestRWDowngrade(t *testing.T) {
-	c := testenv.Client(t, testenv.Shared().ConnectString())
-	path := lockPath(t)
-	rw := newRW(t, c, path)
-	ctx := testenv.Ctx(t, time.Minute)
-	wctx, err := rw.Write().Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, path, rw, ctx, wctx := writeHeld(t)
 	// Another goroutine (no held context) may not read during the write.
 	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
@@ -147,14 +140,7 @@ func TestRWDowngrade(t *testing.T) {
 // context.WithoutCancel) takes no read: a writer after it may hold now,
 // and a read node in the old writer's place would sort before it.
 func TestRWNoDowngradeFromALostWrite(t *testing.T) {
-	c := testenv.Client(t, testenv.Shared().ConnectString())
-	path := lockPath(t)
-	rw := newRW(t, c, path)
-	ctx := testenv.Ctx(t, time.Minute)
-	wctx, err := rw.Write().Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, path, rw, ctx, wctx := writeHeld(t)
 	op := testenv.Client(t, testenv.Shared().ConnectString())
 	if err := op.Delete(ctx, rw.Write().Node()); err != nil {
 		t.Fatal(err)
@@ -516,4 +502,20 @@ func TestRWDowngradeCutShortByTheLoss(t *testing.T) {
 		return true
 	})
 	rw.Write().Unlock(ctx) // lost: ErrLockLost, its node goes
+}
+
+// writeHeld is a read-write lock on a path of its own whose write half a
+// client of its own holds: the client, the path, the lock, the test's
+// context and the held one.
+func writeHeld(t *testing.T) (*framework.Client, string, *locks.ReadWriteLock, context.Context, context.Context) {
+	t.Helper()
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	path := lockPath(t)
+	rw := newRW(t, c, path)
+	ctx := testenv.Ctx(t, time.Minute)
+	wctx, err := rw.Write().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, path, rw, ctx, wctx
 }
