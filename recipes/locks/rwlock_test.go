@@ -389,14 +389,7 @@ func TestLockACLs(t *testing.T) {
 // the downgrade is at once, not stuck behind the waiter; the waiter gets the
 // read lock once the downgraded hold is released.
 func TestRWDowngradeWhileReaderWaits(t *testing.T) {
-	c := testenv.Client(t, testenv.Shared().ConnectString())
-	path := lockPath(t)
-	rw := newRW(t, c, path)
-	ctx := testenv.Ctx(t, time.Minute)
-	wctx, err := rw.Write().Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, path, rw, ctx, wctx := writeHeld(t)
 	waiter := make(chan error, 1)
 	go func() { waiter <- rw.Read().Lock(ctx) }()
 	testenv.WaitFor(t, 10*time.Second, "the reader queued", func() bool {
