@@ -12,6 +12,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/retry"
 )
 
 // badPaths are rejected by every entry point that takes a path.
@@ -204,6 +205,7 @@ func TestNewBadInput(t *testing.T) {
 		{"connection timeout 0", good, []framework.Option{framework.WithConnectionTimeout(0)}, curator.ErrInvalidArgument},
 		{"connection timeout negative", good, []framework.Option{framework.WithConnectionTimeout(-1)}, curator.ErrInvalidArgument},
 		{"nil retry policy", good, []framework.Option{framework.WithRetryPolicy(nil)}, curator.ErrInvalidArgument},
+		{"typed nil retry policy", good, []framework.Option{framework.WithRetryPolicy((*retry.NTimes)(nil))}, curator.ErrInvalidArgument},
 		{"namespace with slash", good, []framework.Option{framework.WithNamespace("a/")}, curator.ErrInvalidArgument},
 		{"namespace with dot-dot", good, []framework.Option{framework.WithNamespace("..")}, curator.ErrInvalidArgument},
 		{"namespace with nul", good, []framework.Option{framework.WithNamespace("a\x00")}, curator.ErrInvalidArgument},

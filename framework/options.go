@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 
@@ -111,8 +112,8 @@ func WithConnectionTimeout(d time.Duration) Option {
 // (default: exponential backoff, 100 ms base, 3 retries).
 func WithRetryPolicy(p retry.Policy) Option {
 	return func(o *options) {
-		if p == nil {
-			o.fail("nil retry policy")
+		if v := reflect.ValueOf(p); p == nil || (v.Kind() == reflect.Pointer && v.IsNil()) {
+			o.fail("nil retry policy") // a typed nil too: it would panic at the first retry
 		}
 		o.retryPolicy = p
 	}

@@ -123,19 +123,35 @@ func (c *Client) retryAfter(ctx context.Context, e *OpError, n int, elapsed time
 		return e
 	}
 	c.logRetry(e.Op, e.Path, n+1, sleep, e.Err)
+	var connected <-chan struct{}
 	if sleep <= 0 {
-		return nil
+		if !errors.Is(e.Err, errNotConnected) {
+			return nil
+		}
+		// "At once" while disconnected, past the operation's connection
+		// wait, would spin: every attempt fails at once. Wait for the
+		// connection instead, a connection timeout at most.
+		connected, sleep = c.connectedChan(), c.opts.connectionTimeout
 	}
 	t := time.NewTimer(sleep)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
+	case <-connected:
+		return nil
 	case <-ctx.Done():
 		return &OpError{e.Op, e.Path, c.ended(ctx)}
 	case <-c.ctx.Done():
 		return &OpError{e.Op, e.Path, curator.ErrClosed}
 	}
+}
+
+// connectedChan returns the channel closed at the next connection.
+func (c *Client) connectedChan() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connectedCh
 }
 
 // logRetry logs a retry; apart from callPending, whose frame every

@@ -120,3 +120,31 @@ func TestRetryLoopRidesOutOutage(t *testing.T) {
 		t.Fatalf("Get across the outage = %q, %v", r.d, r.err)
 	}
 }
+
+// atOnce is a retry policy that says "again, at once" and counts how
+// often it is asked.
+type atOnce struct{ asked atomic.Int32 }
+
+func (p *atOnce) Next(int, time.Duration) (time.Duration, bool) {
+	p.asked.Add(1)
+	return 0, true
+}
+
+// A policy whose sleep is zero does not spin while the client cannot
+// connect: past the operation's connection wait, every attempt would fail
+// at once; the loop waits for the connection instead (a connection
+// timeout at most) before asking the policy again.
+func TestRetryLoopZeroSleepWhileDisconnected(t *testing.T) {
+	p := &atOnce{}
+	c := testenv.ClientNoWait(t, "127.0.0.1:1", framework.WithConnectionTimeout(200*time.Millisecond), framework.WithRetryPolicy(p))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, _, err := c.Get(ctx, "/x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get with no server: %v, want the ctx's end", err)
+	}
+	// About one question per connection timeout: 2 s / 200 ms. Spinning,
+	// it is asked thousands of times.
+	if n := p.asked.Load(); n > 20 {
+		t.Fatalf("the policy was asked %d times in 2 s: the loop spins", n)
+	}
+}
