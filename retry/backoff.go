@@ -16,8 +16,12 @@ import (
 //
 // A BackOff is stateful and a Policy is shared by every operation of a
 // client at once, so the policy keeps no BackOff: each decision replays a
-// fresh one up to retry n. Its cost grows with n, which is small next to the
-// sleeps, and newBackOff must return a new value each call. The BackOff's
+// fresh one up to retry n. Its cost grows with n: small next to the sleeps
+// for a bounded backoff, but a never-stopping one with millisecond
+// intervals, over a long outage, spends more on the replay (milliseconds
+// by retry 100,000) than on the sleep; bound such a policy
+// (backoff.WithMaxRetries, NewUntilElapsed, the context). newBackOff must
+// return a new value each call. The BackOff's
 // own clock (ExponentialBackOff.MaxElapsedTime) restarts at each decision,
 // so it does not bound an operation; bound it with the context instead, or
 // use NewUntilElapsed.
