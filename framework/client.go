@@ -619,12 +619,13 @@ func (c *Client) stopListenersLocked() {
 // it returns once they are gone, within a small constant time (a few
 // seconds at worst: with the server unreachable and requests piled up,
 // go-zookeeper waits up to twice its connection timeout to queue its
-// close), never the session timeout. The one exception: a connection-state listener running its
-// callback is not waited for (so a listener may call Close); its goroutine
-// ends when the callback returns. Pending background deletes are abandoned
-// (the server removes ephemeral nodes with the session). The session ends
-// with curator.ErrClosed (Session().Err()). Calls after Close fail with curator.ErrClosed.
-// Close is idempotent.
+// close), never the session timeout. The one exception: a
+// connection-state listener running its callback is not waited for (so a
+// listener may call Close); its goroutine ends when the callback returns.
+// Pending background deletes are abandoned (the server removes ephemeral
+// nodes with the session). The session ends with curator.ErrClosed
+// (Session().Err()). Calls after Close fail with curator.ErrClosed. Close
+// is idempotent.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
