@@ -59,9 +59,16 @@ func (l *lock) init(d *driver.Driver, o options, self taker, kind telemetry.Kind
 	l.tel = telemetry.ForClient(d.Client()).Recipe(kind, d.Path())
 }
 
+// carried returns the holding whose held context ctx is (or is made
+// from), current or not; nil if none of this lock's.
+func (l *lock) carried(ctx context.Context) *holding {
+	h, _ := ctx.Value(heldKey{l}).(*holding)
+	return h
+}
+
 // heldBy returns the current holding if ctx was handed out by it.
 func (l *lock) heldBy(ctx context.Context) *holding {
-	h, _ := ctx.Value(heldKey{l}).(*holding)
+	h := l.carried(ctx)
 	if h == nil {
 		return nil
 	}
@@ -77,7 +84,7 @@ func (l *lock) heldBy(ctx context.Context) *holding {
 // holding: (h, nil). A holding that was lost counts nothing: (nil, error
 // wrapping curator.ErrLockLost). (nil, nil): ctx holds nothing of ours.
 func (l *lock) reenter(ctx context.Context) (*holding, error) {
-	h, _ := ctx.Value(heldKey{l}).(*holding)
+	h := l.carried(ctx)
 	if h == nil {
 		return nil, nil
 	}
@@ -141,7 +148,7 @@ func (l *lock) acquire(ctx context.Context, try bool) (*holding, error) {
 	h, err := l.reenter(ctx)
 	if h == nil && err == nil {
 		h, err = l.self.take(ctx, try)
-		if stale, _ := ctx.Value(heldKey{l}).(*holding); err == nil && stale != nil && stale != h {
+		if stale := l.carried(ctx); err == nil && stale != nil && stale != h {
 			l.mu.Lock()
 			h.via = stale
 			l.mu.Unlock()
@@ -203,8 +210,7 @@ func (l *lock) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return recipe.ErrNilContext
 	}
-	held, _ := ctx.Value(heldKey{l}).(*holding)
-	return l.release(ctx, held)
+	return l.release(ctx, l.carried(ctx))
 }
 
 // release releases one acquisition of held, or of the current holding if
