@@ -90,6 +90,18 @@ func testReleaseRefusals(t *testing.T, e *env) {
 	if r := e.run(t, "release", p+"/config", "--force", "--yes"); r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
 		t.Errorf("release of a missing node: %s", r)
 	}
+	// A persistent record named by a UUID is no double barrier's member
+	// (those are ephemeral), whatever its name.
+	record := p + "/users/0f8fad5b-d9cb-469f-a165-70867728950e"
+	if _, err := c.Create(ctx, record, []byte(`{"name":"alice"}`), framework.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run(t, "release", record, "--force", "--yes"); r.code != 1 || !strings.Contains(r.stderr, "--any") {
+		t.Errorf("release of a persistent UUID-named record: %s; want exit 1 naming --any", r)
+	}
+	if ok, _, _ := c.Exists(ctx, record); !ok {
+		t.Error("a refused release deleted the record")
+	}
 }
 
 // Ctrl-C at release's question ends it at once: exit 1, nothing deleted

@@ -2,9 +2,12 @@ package inspect
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"time"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // Located is one node and, when it is a contender, lease or member of a
@@ -19,7 +22,10 @@ type Located struct {
 	// recognised by its layout.
 	Contender bool
 	// Revocable: a lock's contender (mutex, read-write lock), the nodes a
-	// revocation request is meant for.
+	// revocation request is meant for, whose data is a lock's default (an
+	// address, or nothing): Curator's LeaderSelector and ours use the
+	// mutex layout with the participant id as data, which the request
+	// would overwrite (so would it a lock's data set by its application).
 	Revocable bool
 	// Why the node's recipe is not known when its parent could not be read.
 	Why string
@@ -38,13 +44,17 @@ func Locate(ctx context.Context, src Source, node string) (*Located, error) {
 	if node == "/" {
 		return loc, nil
 	}
-	parent, _, err := Read(ctx, src, framework.ParentPath(node), Options{MaxDepth: 1})
+	parent, truncated, err := Read(ctx, src, framework.ParentPath(node), Options{MaxDepth: 1})
 	if err != nil {
 		if IsNotFound(err) || IsNoAuth(err) {
 			loc.Why = "its parent could not be read: " + err.Error()
 			return loc, nil
 		}
 		return nil, err
+	}
+	if truncated {
+		loc.Why = fmt.Sprintf("its parent has more than %d children, more than this tool reads: its recipe is not known", DefaultMaxNodes)
+		return loc, nil
 	}
 	recipes, _ := Recognize(parent, now)
 	for i := range recipes {
@@ -57,11 +67,18 @@ func Locate(ctx context.Context, src Source, node string) (*Located, error) {
 			for _, e := range l {
 				if e.Path == node {
 					loc.Entry, loc.Recipe, loc.Contender = e, rec, true
-					loc.Revocable = rec.Kind == KindMutex || rec.Kind == KindReadWrite
+					loc.Revocable = (rec.Kind == KindMutex || rec.Kind == KindReadWrite) && defaultLockData(data)
 					return loc, nil
 				}
 			}
 		}
 	}
 	return loc, nil
+}
+
+// defaultLockData reports whether a lock node's data is what Curator and
+// gocurator write by default (this host's address, or nothing when it has
+// none), or a revocation request already.
+func defaultLockData(data []byte) bool {
+	return len(data) == 0 || string(data) == layout.RevokeMessage || net.ParseIP(string(data)) != nil
 }

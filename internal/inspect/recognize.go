@@ -55,8 +55,10 @@ func (r *recognizer) node(z *Znode) {
 	var ready *Znode
 	var others []*Znode
 	for _, c := range z.Children {
+		// A persistent child named like a contender (an application's
+		// record keyed by a UUID, say) is walked into like any other node.
 		switch n := parseName(c.Name); {
-		case n.fam != famNone:
+		case n.fam != famNone && !c.persistent():
 			groups[n.fam] = append(groups[n.fam], c)
 		case c.Name == layout.ReadyNode:
 			ready = c

@@ -347,6 +347,15 @@ func TestLocate(t *testing.T) {
 	f.add("/s/leases/"+l0, "", 3, 0)
 	f.add("/db/"+uuid(4), "", 4, 0)
 	f.add("/plain", "x", 0, 0)
+	// A LeaderSelector (Curator's or ours) uses the mutex layout with the
+	// participant id as data: a revocation request would overwrite it.
+	sel, ip := contender(5, "lock-", 0), contender(6, "lock-", 0)
+	f.add("/sel/"+sel, "node-a:8080", 5, 0)
+	f.add("/ip/"+ip, "10.0.0.7", 6, 0)
+	// Application records keyed by a UUID: persistent, so no barrier's
+	// members, whatever their names (release would delete one without --any).
+	f.add("/users/"+uuid(7), `{"name":"alice"}`, 0, 0)
+	f.add("/users/"+uuid(8)+"/lock/"+contender(9, "lock-", 0), "", 9, 0)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		node                 string
@@ -358,6 +367,11 @@ func TestLocate(t *testing.T) {
 		{"/s/leases/" + l0, RoleLease, true, false},
 		{"/db/" + uuid(4), RoleMember, true, false},
 		{"/plain", RoleNode, false, false},
+		{"/sel/" + sel, RoleHolder, true, false},
+		{"/ip/" + ip, RoleHolder, true, true},
+		{"/users/" + uuid(7), RoleNode, false, false},
+		{"/users/" + uuid(8), RoleNode, false, false},
+		{"/users/" + uuid(8) + "/lock/" + contender(9, "lock-", 0), RoleHolder, true, true},
 		{"/m", RoleNode, false, false},
 		{"/", RoleNode, false, false},
 	} {
@@ -372,5 +386,27 @@ func TestLocate(t *testing.T) {
 	}
 	if _, err := Locate(ctx, f, "/m/gone"); !IsNotFound(err) {
 		t.Errorf("Locate of a missing node: %v", err)
+	}
+	// Persistent UUID-named directories are walked into: the lock under
+	// one is listed, not hidden behind a "double barrier".
+	want := []string{"/users/" + uuid(7) + "=barrier-or-plain-node", "/users/" + uuid(8) + "/lock=mutex"}
+	if got := kinds(take(t, f, "/users", Options{})); !slices.Equal(got, want) {
+		t.Errorf("recipes under /users: %v, want %v", got, want)
+	}
+}
+
+// A queue longer than the tool reads is said to be so, not called "not a
+// contender".
+func TestLocateInALongQueue(t *testing.T) {
+	f := newFake()
+	for i := range DefaultMaxNodes + 1 {
+		f.add(fmt.Sprintf("/q/lock-%010d", i), "", int64(i+1), 0)
+	}
+	loc, err := Locate(context.Background(), f, "/q/lock-0000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc.Contender || !strings.Contains(loc.Why, "more than") {
+		t.Errorf("Locate in a queue of %d: contender %v, why %q", DefaultMaxNodes+1, loc.Contender, loc.Why)
 	}
 }

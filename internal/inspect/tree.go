@@ -24,6 +24,11 @@ type Znode struct {
 // ephemeral reports whether the node belongs to a session.
 func (z *Znode) ephemeral() bool { return z.Stat != nil && z.Stat.EphemeralOwner != 0 }
 
+// persistent reports whether the node is known to outlive sessions (its
+// stat was read): then it is no recipe's contender, lease or member, all
+// of which are ephemeral in Curator as in gocurator, whatever its name.
+func (z *Znode) persistent() bool { return z.Stat != nil && z.Stat.EphemeralOwner == 0 }
+
 // child returns the child of that name, or nil.
 func (z *Znode) child(name string) *Znode {
 	for _, c := range z.Children {
