@@ -56,7 +56,7 @@ func role(loc *inspect.Located) string {
 
 // onNode connects, finds node and, if allowed says so of it, runs act;
 // otherwise it shows the node and refuses to verb it, saying why.
-func (c *cli) onNode(conn *connFlags, verb, node string, allowed func(*inspect.Located) bool, why string,
+func (c *cli) onNode(conn *connFlags, verb, node string, refuse func(*inspect.Located) string,
 	act func(ctx context.Context, client *framework.Client, loc *inspect.Located) int) int {
 	client, err := conn.dial(c.ctx)
 	if err != nil {
@@ -69,7 +69,7 @@ func (c *cli) onNode(conn *connFlags, verb, node string, allowed func(*inspect.L
 	if err != nil {
 		return c.fail(conn, node, err)
 	}
-	if !allowed(loc) {
+	if why := refuse(loc); why != "" {
 		describe(c.stderr, loc)
 		return c.errorf(exitFailure, "refusing to %s %s: %s", verb, node, why)
 	}

@@ -38,8 +38,12 @@ is not a recognised contender, lease or member node unless --any is given.`,
 }
 
 func (c *cli) release(conn *connFlags, node string, yes, anyNode bool) int {
-	return c.onNode(conn, "delete", node, func(loc *inspect.Located) bool { return loc.Contender || anyNode },
-		"it is not a recognised contender, lease or member node (pass --any to delete it anyway)",
+	return c.onNode(conn, "delete", node, func(loc *inspect.Located) string {
+		if loc.Contender || anyNode {
+			return ""
+		}
+		return "it is not a recognised contender, lease or member node (pass --any to delete it anyway)"
+	},
 		func(_ context.Context, client *framework.Client, loc *inspect.Located) int {
 			return c.deleteNode(conn, client, node, loc, yes)
 		})

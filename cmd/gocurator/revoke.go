@@ -20,7 +20,9 @@ __REVOKE__ into NODE (a lock's contender node, as "gocurator inspect" lists
 it). Holders that armed revocation (Curator's makeRevocable, gocurator's
 locks.WithRevocation) release; others keep holding, with the request in their
 node's data. A missing NODE is an error. NODE must be a mutex or read-write
-lock contender, since the request overwrites the node's data, unless --any.`,
+lock contender whose data is a lock's default (an address, or nothing),
+since the request overwrites the node's data, unless --any: a LeaderSelector
+uses the mutex layout with its participant id as data.`,
 		setup: func(fs *flag.FlagSet) func(*cli, *connFlags, []string) int {
 			anyNode := fs.Bool("any", false, "write the request even into a node that is not a lock's contender")
 			return func(c *cli, conn *connFlags, args []string) int {
@@ -31,8 +33,15 @@ lock contender, since the request overwrites the node's data, unless --any.`,
 }
 
 func (c *cli) revoke(conn *connFlags, node string, anyNode bool) int {
-	return c.onNode(conn, "revoke", node, func(loc *inspect.Located) bool { return loc.Revocable || anyNode },
-		"it is not a mutex or read-write lock contender, and the request would overwrite its data (pass --any to write it anyway)",
+	return c.onNode(conn, "revoke", node, func(loc *inspect.Located) string {
+		switch {
+		case loc.Revocable || anyNode:
+			return ""
+		case loc.Contender && (loc.Recipe.Kind == inspect.KindMutex || loc.Recipe.Kind == inspect.KindReadWrite):
+			return "its data is not a lock's default (an address): it may be a LeaderSelector's participant id, or the application's, and the request would overwrite it (pass --any to write it anyway)"
+		}
+		return "it is not a mutex or read-write lock contender, and the request would overwrite its data (pass --any to write it anyway)"
+	},
 		func(ctx context.Context, client *framework.Client, loc *inspect.Located) int {
 			return c.revokeNode(ctx, conn, client, node, loc)
 		})

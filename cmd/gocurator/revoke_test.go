@@ -11,6 +11,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/inspect"
 	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/recipes/leader"
 	"github.com/gocurator/curator/recipes/locks"
 )
 
@@ -69,5 +70,33 @@ func testRevokeRefusals(t *testing.T, e *env) {
 	e.ok(t, "revoke", "--any", p+"/config")
 	if data, _, _ := c.Get(ctx, p+"/config"); string(data) != "__REVOKE__" {
 		t.Errorf("revoke --any left %q", data)
+	}
+	// A LeaderSelector's node has the mutex layout, and its data is the
+	// participant id that Leader and Participants report: not overwritten
+	// without --any.
+	leading := make(chan struct{})
+	s, err := leader.NewSelector(c, p+"/election", "node-a:8080", func(ctx context.Context) error {
+		close(leading)
+		<-ctx.Done()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-leading:
+	case <-ctx.Done():
+		t.Fatal("the selector never led")
+	}
+	r = e.run(t, "revoke", s.Node())
+	if r.code != 1 || !strings.Contains(r.stderr, "LeaderSelector") {
+		t.Errorf("revoke of a selector's node: %s; want exit 1 and a refusal naming LeaderSelector", r)
+	}
+	if l, err := s.Leader(ctx); err != nil || l.ID != "node-a:8080" {
+		t.Errorf("leader after a refused revoke: %+v, %v", l, err)
 	}
 }
