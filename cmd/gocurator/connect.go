@@ -8,10 +8,12 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/retry"
 )
 
 // connFlags are the flags of every command: where ZooKeeper is and how to
@@ -24,6 +26,31 @@ type connFlags struct {
 	tlsCert   string
 	tlsKey    string
 	timeout   time.Duration
+	retries   *gatedRetry // the client's retry policy, once dialled
+}
+
+// gatedRetry is the commands' retry policy: the framework's default
+// (exponential, 100 ms, 3 retries) except while a step runs whose retry
+// would hide its outcome. A delete whose reply was lost, sent again, finds
+// the node gone as if someone else had deleted it: release's delete is
+// sent once, and its outcome checked after.
+type gatedRetry struct {
+	retry.Policy
+	off atomic.Bool
+}
+
+func (g *gatedRetry) Next(retries int, elapsed time.Duration) (time.Duration, bool) {
+	if g.off.Load() {
+		return 0, false
+	}
+	return g.Policy.Next(retries, elapsed)
+}
+
+// once runs op with no retry.
+func (g *gatedRetry) once(op func() error) error {
+	g.off.Store(true)
+	defer g.off.Store(false)
+	return op()
 }
 
 // defaultConnect is $ZK_CONNECT, else a local server.
@@ -75,9 +102,15 @@ type usageError struct{ error }
 
 // dial connects, bounded by --timeout (and by ctx: Ctrl-C).
 func (f *connFlags) dial(ctx context.Context) (*framework.Client, error) {
+	policy, err := retry.NewExponentialBackoff(100*time.Millisecond, 3)
+	if err != nil {
+		return nil, err
+	}
+	f.retries = &gatedRetry{Policy: policy}
 	opts := []framework.Option{
 		framework.WithSessionTimeout(sessionTimeout),
 		framework.WithConnectionTimeout(f.timeout),
+		framework.WithRetryPolicy(f.retries),
 	}
 	if f.namespace != "" {
 		opts = append(opts, framework.WithNamespace(strings.Trim(f.namespace, "/")))

@@ -177,6 +177,7 @@ func TestCLI(t *testing.T) {
 		{"Release", testRelease},
 		{"ReleaseAsks", testReleaseAsks},
 		{"ReleaseInterrupted", testReleaseInterrupted},
+		{"ReleaseLostReply", testReleaseLostReply},
 		{"ReleaseRefusals", testReleaseRefusals},
 		{"MissingPath", testMissingPath},
 		{"PermissionDenied", testPermissionDenied},

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -87,13 +88,40 @@ func (c *cli) deleteNode(conn *connFlags, client *framework.Client, node string,
 	case st.Czxid != loc.Entry.Token:
 		return c.errorf(exitFailure, "%s was deleted and made again since it was shown (token %s now): not deleted; look again", node, inspect.SessionHex(st.Czxid))
 	}
-	if err := client.Delete(ctx, node); err != nil {
-		if inspect.IsNotFound(err) {
-			fmt.Fprintf(c.stdout, "%s is gone already (released meanwhile); nothing deleted\n", node)
-			return exitOK
-		}
-		return c.fail(conn, node, err)
+	// Sent once: a retry after a lost reply would find the node gone and
+	// tell the operator that its holder released it.
+	err = conn.retries.once(func() error { return client.Delete(ctx, node) })
+	switch {
+	case err == nil:
+		fmt.Fprintf(c.stdout, "deleted %s\n", node)
+		return exitOK
+	case inspect.IsNotFound(err):
+		fmt.Fprintf(c.stdout, "%s is gone already (released meanwhile); nothing deleted\n", node)
+		return exitOK
+	case inspect.IsUnreachable(err), errors.Is(err, context.Canceled):
+		return c.deleteUnanswered(conn, client, node, loc, err)
 	}
-	fmt.Fprintf(c.stdout, "deleted %s\n", node)
-	return exitOK
+	return c.fail(conn, node, err)
+}
+
+// deleteUnanswered finds out what became of a delete that got no answer
+// (the connection went, the timeout passed, Ctrl-C): it may have been
+// carried out.
+func (c *cli) deleteUnanswered(conn *connFlags, client *framework.Client, node string, loc *inspect.Located, err error) int {
+	if c.ctx.Err() != nil {
+		return c.errorf(exitFailure, "interrupted while deleting %s: it may have been deleted; look again (gocurator inspect)", node)
+	}
+	ctx, cancel := conn.op(c.ctx)
+	defer cancel()
+	ok, st, xerr := client.Exists(ctx, node)
+	switch {
+	case xerr != nil:
+		return c.errorf(exitFailure, "the delete of %s got no answer (%v), nor did a look after it (%v): it may have been deleted; look again (gocurator inspect)", node, err, xerr)
+	case !ok:
+		fmt.Fprintf(c.stdout, "deleted %s (its reply was lost: the node is gone now, deleted by this release unless its owner released it at that very moment)\n", node)
+		return exitOK
+	case st.Czxid != loc.Entry.Token:
+		return c.errorf(exitFailure, "the delete of %s got no answer (%v), and a new node of that name exists now (token %s): look again", node, err, inspect.SessionHex(st.Czxid))
+	}
+	return c.errorf(exitFailure, "the delete of %s got no answer (%v) and did not take effect: nothing deleted; run the command again", node, err)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gocurator/curator/internal/inspect"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
 // release --force --yes deletes a stuck holder's node, and the first
@@ -101,6 +102,34 @@ func testReleaseRefusals(t *testing.T, e *env) {
 	}
 	if ok, _, _ := c.Exists(ctx, record); !ok {
 		t.Error("a refused release deleted the record")
+	}
+}
+
+// A delete whose reply is lost is not sent again (the retry would find the
+// node gone and say its holder released it): release looks, and says that
+// it deleted the node.
+func testReleaseLostReply(t *testing.T, e *env) {
+	ctx := testenv.Ctx(t, testTimeout)
+	c, m := heldMutex(t, e)
+	p := zktest.StartProxy(t, e.srv.Addr())
+	h := p.HoldReply(zktest.OpDelete)
+	done := make(chan result, 1)
+	go func() { done <- gocurator(t, "", nil, "release", "--force", "--yes", m.Node(), "--connect", p.Addr()) }()
+	if err := h.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.Drop()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("release never ended")
+	}
+	if ok, _, err := c.Exists(ctx, m.Node()); err != nil || ok {
+		t.Fatalf("the node after a release whose delete reply was lost: exists %v, %v", ok, err)
+	}
+	if r.code != 0 || !strings.Contains(r.stdout, "deleted "+m.Node()) || strings.Contains(r.stdout, "nothing deleted") {
+		t.Errorf("release whose delete reply was lost: %s; want exit 0 and \"deleted %s\"", r, m.Node())
 	}
 }
 
