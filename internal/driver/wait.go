@@ -255,8 +255,12 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	c.siblings, c.known = 0, nil // known right after the create only
 	r.gap = false
 	switch {
-	case siblings > 0 && o.Fits != nil && o.Fits(siblings):
-		return true, nil // held by the count alone (the semaphore's rule)
+	case siblings > 0 && o.Fits != nil && len(o.With) == 0 && o.Fits(siblings):
+		// Held by the count alone (the semaphore's rule). Not for a set
+		// (AcquireN): a node of it deleted before our create leaves the
+		// count fitting, and would be granted with no node; the read
+		// below checks every node of the set.
+		return true, nil
 	case siblings == 1:
 		r.q = &Queue{entries: []entry{{c.seq, c.name}}} // the queue as it was right after our create
 	case gapq != nil:

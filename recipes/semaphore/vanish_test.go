@@ -1,11 +1,15 @@
 package semaphore_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
@@ -84,5 +88,40 @@ func TestAcquireNStartsOverWhenItsSetLosesANode(t *testing.T) {
 	}
 	if err := s.ReturnAll(ctx, r.ls); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The same when the node goes before the set's last create: that create
+// counts the children and could grant by the count alone (1 of 2 fits),
+// without looking at the set's other nodes. Every lease granted must have
+// its node, and no other process gets a third lease.
+func TestAcquireNNotGrantedByCountOnASetMissingANode(t *testing.T) {
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	other := testenv.Client(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, time.Minute)
+	path := semPath(t)
+	var made atomic.Int32
+	s := newSem(t, c, path, 2, semaphore.WithOnEnqueue(func(node string) {
+		if made.Add(1) == 1 { // an operator, before the set's second create
+			if err := other.Delete(ctx, node); err != nil {
+				t.Error(err)
+			}
+		}
+	}))
+	ls, err := s.AcquireN(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.ReturnAll(context.Background(), ls) })
+	for _, l := range ls {
+		if ok, _, err := other.Exists(ctx, l.Node()); err != nil || !ok {
+			t.Errorf("granted %s, whose node does not exist (%v)", l.Node(), err)
+		}
+	}
+	if l, err := newSem(t, other, path, 2).TryAcquire(ctx); !errors.Is(err, curator.ErrLocked) {
+		if err == nil {
+			l.Release(ctx)
+		}
+		t.Fatalf("another process's TryAcquire beside a granted set of 2 (max 2): %v; want ErrLocked", err)
 	}
 }
