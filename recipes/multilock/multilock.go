@@ -285,7 +285,15 @@ func (ml *MultiLock) Lost() <-chan struct{} {
 	}
 	if h.done == nil {
 		h.done = make(chan struct{})
-		go h.watch()
+		if releaseReason(h) == telemetry.ReleaseLost {
+			// A member is lost already: say so now, not once a goroutine
+			// has run. An outer multi-lock checks a nested one's Lost
+			// without waiting before it hands out its set.
+			close(h.lost)
+			close(h.done)
+		} else {
+			go h.watch()
+		}
 	}
 	return h.lost
 }
