@@ -46,7 +46,8 @@ var _ curator.Locker = (*MultiLock)(nil)
 // New returns a multi-lock over the given members, taken in this order and
 // released in the reverse order. It needs at least one member, no nil one,
 // and no member twice: neither the same lock nor two locks with the same
-// Path() (a Lock would wait on itself until its deadline); otherwise the
+// Path(), a nested multi-lock's members included (a Lock would wait on
+// itself until its deadline); otherwise the
 // error wraps curator.ErrInvalidArgument. Paths are compared as given, so two locks
 // of clients with different namespaces on one relative path are refused
 // too.
@@ -65,11 +66,11 @@ func New(members ...curator.Locker) (*MultiLock, error) {
 				return nil, fmt.Errorf("multilock: %w: locks %d and %d are the same lock", curator.ErrInvalidArgument, j, i)
 			}
 		}
-		if p, ok := m.(interface{ Path() string }); ok {
-			if j, dup := seen[p.Path()]; dup {
-				return nil, fmt.Errorf("multilock: %w: locks %d and %d are both on %s", curator.ErrInvalidArgument, j, i, p.Path())
+		for _, p := range memberPaths(m) {
+			if j, dup := seen[p]; dup {
+				return nil, fmt.Errorf("multilock: %w: locks %d and %d are both on %s", curator.ErrInvalidArgument, j, i, p)
 			}
-			seen[p.Path()] = i
+			seen[p] = i
 		}
 		if _, ok := m.(tryLocker); !ok && ml.noTry < 0 {
 			ml.noTry = i
@@ -77,6 +78,22 @@ func New(members ...curator.Locker) (*MultiLock, error) {
 	}
 	ml.tel = recipeTelemetry(ml.members)
 	return ml, nil
+}
+
+// memberPaths returns the paths a lock takes: its Path(), or those of a
+// nested multi-lock's members.
+func memberPaths(m curator.Locker) []string {
+	switch m := m.(type) {
+	case *MultiLock:
+		var ps []string
+		for _, n := range m.members {
+			ps = append(ps, memberPaths(n)...)
+		}
+		return ps
+	case interface{ Path() string }:
+		return []string{m.Path()}
+	}
+	return nil
 }
 
 // NewFromPaths returns a multi-lock over new locks.Mutex members on the

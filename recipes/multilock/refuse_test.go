@@ -30,6 +30,22 @@ func TestMultiLockRefusesDuplicates(t *testing.T) {
 		"two locks on one path":  func() error { _, err := multilock.New(m, mutex(t, c, ps[0])); return err },
 		"two clients, one path":  func() error { _, err := multilock.New(sm, sm2); return err },
 		"NewFromPaths duplicate": func() error { _, err := multilock.NewFromPaths(c, ps[0], ps[1], ps[0]); return err },
+		"a nested multi-lock's path": func() error {
+			inner, err := multilock.NewFromPaths(c, ps[0], ps[1])
+			if err != nil {
+				return err
+			}
+			_, err = multilock.New(inner, mutex(t, c, ps[0]))
+			return err
+		},
+		"a nested multi-lock's member": func() error {
+			inner, err := multilock.New(m, sm)
+			if err != nil {
+				return err
+			}
+			_, err = multilock.New(inner, m)
+			return err
+		},
 	} {
 		if err := fn(); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
