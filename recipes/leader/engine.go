@@ -261,10 +261,18 @@ func (e *engine) command(s *state, m cmd) {
 			s.waiter = nil
 		}
 		h := s.hold
-		if h != nil && m.mode == CloseNotifyLeader && !h.IsLost() {
+		switch {
+		case h != nil && h.IsLost():
+			// Lost, its event not handled yet, and never to be now that
+			// the owner ends: the loss is told here, as termLost tells it,
+			// whatever the mode (the hold recorded it).
 			e.tell(false)
+		case h != nil && m.mode == CloseNotifyLeader:
+			e.tell(false)
+			fallthrough
+		default:
+			s.held.Released(telemetry.ReleaseClosed)
 		}
-		s.held.Released(telemetry.ReleaseClosed)
 		s.hold, s.held, s.c, s.joined = nil, nil, nil, false
 		e.publish(s)
 		m.reply <- reply{hold: h}
@@ -366,17 +374,27 @@ func (e *engine) attempt(s *state, ctx context.Context) {
 	}()
 }
 
-// watchTerm reports the loss of the term h of generation gen.
+// watchTerm reports the loss of the term h of generation gen; Close waits
+// for it.
 func (e *engine) watchTerm(gen uint64, h *driver.Hold) {
+	e.bg.Add(1)
 	go func() {
+		defer e.bg.Done()
 		// The held context ends on release (Resign, Close) and on loss:
 		// the hold ends it before it closes Lost, and IsLost reads its cause.
 		<-h.Context().Done()
+		if testHookTermEnded != nil {
+			testHookTermEnded()
+		}
 		if h.IsLost() {
 			e.post(event{gen: gen, kind: evLost})
 		}
 	}()
 }
+
+// testHookTermEnded, set only by tests, runs in watchTerm once the term's
+// context has ended, before it reports a loss.
+var testHookTermEnded func()
 
 // cleanup deletes the node of an attempt that led too late, off the owner
 // goroutine; Close waits for it.

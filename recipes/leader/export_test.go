@@ -26,3 +26,12 @@ func SetWonHook(f func()) (restore func()) {
 	testHookWon = f
 	return func() { testHookWon = old }
 }
+
+// SetTermEndedHook sets the hook a term's watcher runs once the term's
+// context has ended, before it reports a loss (tests only); it returns
+// the restore func.
+func SetTermEndedHook(f func()) (restore func()) {
+	old := testHookTermEnded
+	testHookTermEnded = f
+	return func() { testHookTermEnded = old }
+}

@@ -302,3 +302,59 @@ func TestLatchLostTermsLeaveNoMonitor(t *testing.T) {
 	}
 	testenv.WaitFor(t, testenv.WaitShort, "the lost terms' monitors ended", func() bool { return driver.Holdings() == base })
 }
+
+// A term lost (its node deleted) whose loss event the owner has not
+// handled when Close comes: the owner ends with Close and never handles
+// it, so Close tells NotLeader itself, whatever the close mode, and waits
+// for the term's watcher. Before, listeners heard IsLeader and never
+// NotLeader, and Close returned with the watcher still running.
+func TestLatchTermLostJustBeforeClose(t *testing.T) {
+	ended, proceed := make(chan struct{}), make(chan struct{})
+	t.Cleanup(leader.SetTermEndedHook(func() { // set before any latch starts
+		select {
+		case ended <- struct{}{}:
+		case <-time.After(testenv.WaitLong):
+			return
+		}
+		select {
+		case <-proceed:
+		case <-time.After(testenv.WaitLong):
+		}
+	}))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	admin := testenv.Client(t, testenv.Shared().ConnectString())
+	for _, mode := range []leader.CloseMode{leader.CloseSilent, leader.CloseNotifyLeader} {
+		l, err := leader.NewLatch(c, testenv.Path(t, "/leader"), "a", leader.WithCloseMode(mode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &recorder{}
+		l.AddListener(r)
+		startLatch(t, l)
+		if _, err := l.Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.Delete(ctx, l.Node()); err != nil { // the term is lost
+			t.Fatal(err)
+		}
+		<-ended // the watcher saw the term end; its loss event is not sent yet
+		closed := make(chan error, 1)
+		go func() { closed <- l.Close() }()
+		testenv.WaitFor(t, testenv.WaitShort, "the listener to hear NotLeader", func() bool {
+			return slices.Equal(r.events(), []string{"leader", "not"})
+		})
+		select {
+		case err := <-closed:
+			t.Fatalf("%v: Close returned (%v) with the term's watcher still running", mode, err)
+		default:
+		}
+		proceed <- struct{}{}
+		if err := <-closed; err != nil {
+			t.Fatalf("%v: Close: %v", mode, err)
+		}
+		if got := r.events(); !slices.Equal(got, []string{"leader", "not"}) {
+			t.Errorf("%v: the listener heard %v, want [leader not]", mode, got)
+		}
+	}
+}
