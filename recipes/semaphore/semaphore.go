@@ -83,7 +83,10 @@ func (s *Semaphore) Path() string { return s.path }
 
 // Acquire blocks until a lease is granted or ctx is done; on failure the
 // lease node it made is deleted before it returns (Curator's acquire() and
-// acquire(time, unit), the deadline being ctx's).
+// acquire(time, unit), the deadline being ctx's). One exception: a lease
+// create it started early, while it waited for the internal lock
+// (speculate.go), and that is still under way when it fails, is deleted
+// once made, in the background.
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	leases, err := s.observed(ctx, 1, false) // telemetry.go
 	if err != nil {
