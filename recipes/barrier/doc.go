@@ -31,8 +31,10 @@
 // one through early. Leave follows the recipe: the lowest member (by name)
 // waits for the highest to go, every other member deletes its node and
 // waits for the lowest, so the lowest leaves last; then "ready" is
-// deleted. Every wait is bounded by the caller's context; a member that
-// gives up, in Enter or in Leave, deletes its node before it returns (in
+// deleted (also by a Leave that gives up, as on Curator's timeout, but
+// not by one that fails because its node vanished). Every wait is
+// bounded by the caller's context; a member that gives up, in Enter or in
+// Leave, deletes its node before it returns (in
 // the background if its session is lost or its client disconnected, or
 // once its create's outcome is known if the create was under way), and
 // a member whose session is lost is told (the errors wrap

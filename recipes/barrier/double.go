@@ -339,14 +339,19 @@ func (d *DoubleBarrier) abandon(ctx context.Context, m *member) {
 //
 // ctx bounds the whole of Leave (CURATOR-233). When it is done, Leave
 // deletes our node if it is still there (we give up waiting, but leave),
-// and returns an error wrapping ctx.Err(). However it ends, Leave then
-// deletes the ready node, as Curator does even on timeout, so that a
-// crashed round does not leave a ready node that lets the next round
-// through without waiting; but only the ready node this member passed on,
-// never a later round's (checked in one transaction with the delete, see
-// createReady). A ready node made by a Curator member is left to the
-// Curator members, which delete it as they leave. After Leave the
-// DoubleBarrier can Enter again.
+// and returns an error wrapping ctx.Err(). When Leave completes, or gives
+// up so, it then deletes the ready node, as Curator does on a normal
+// finish and on timeout (CURATOR-536), so that a crashed round does not
+// leave a ready node that lets the next round through without waiting;
+// but only the ready node this member passed on, never a later round's
+// (checked in one transaction with the delete, see createReady). (As in
+// Curator, a member that gives up so can strand one that was counted to
+// open the barrier but had not yet looked: it finds neither the ready
+// node nor enough members.) A Leave that fails otherwise (our node
+// vanished, our session was lost, a read failed) leaves the ready node
+// alone, as Curator's throws before its delete. A ready node made by a
+// Curator member is left to the Curator members, which delete it as they
+// leave. After Leave the DoubleBarrier can Enter again.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	m, err := d.begin(ctx, entered, leaving)
 	if err != nil {
@@ -365,7 +370,17 @@ func (d *DoubleBarrier) leave(ctx context.Context, m *member) error {
 	if err != nil && ours {
 		d.abandon(ctx, m)
 	}
-	d.deleteReady(ctx, m)
+	// The ready node goes when the round is done, or when we gave up
+	// waiting (ctx: Curator's timeout, which breaks out of its loop to
+	// the delete since CURATOR-536). Not after any other failure (our
+	// node vanished with our session, a read failed): Curator throws
+	// before the delete then, and a member that made its node and was
+	// counted to open the barrier, but has not looked yet, still needs
+	// the ready node to pass: without it it counts one member short and
+	// waits for good.
+	if err == nil || (ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+		d.deleteReady(ctx, m)
+	}
 	return err
 }
 

@@ -542,6 +542,54 @@ func TestDoubleBarrierSessionExpiresDuringLeave(t *testing.T) {
 	waitMembers(t, ca, path, 0)
 }
 
+// A Leave that fails because our node vanished leaves the ready node
+// alone (Curator's throws before its delete). Here B made its node, and
+// so was counted, but has not looked yet when A opens the barrier; A's
+// session then expires inside and its Leave fails. Had it deleted the
+// ready node, B would count 1 member of 2 with no ready node and wait for
+// good.
+func TestDoubleBarrierFailedLeaveKeepsReady(t *testing.T) {
+	t.Parallel()
+	path := barrierPath(t)
+	ca, p := proxied(t)
+	cb := newClient(t, testenv.Shared().ConnectString())
+	a, b := newDouble(t, ca, path, 2), newDouble(t, cb, path, 2)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	created, proceed := make(chan struct{}), make(chan struct{})
+	barrier.SetHooks(b, func() {
+		close(created)
+		select { // B looks only once A has left
+		case <-proceed:
+		case <-ctx.Done():
+		}
+	})
+	doneB := async(func() error { return b.Enter(ctx) })
+	<-created
+	if err := a.Enter(ctx); err != nil {
+		t.Fatalf("A's Enter, counting B: %v", err)
+	}
+	expire(t, ca, p)
+	if err := ca.BlockUntilConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Leave(ctx); !isSessionLoss(err) {
+		t.Fatalf("A's Leave after its session expired: %v, want ErrNodeVanished and ErrSessionLost", err)
+	}
+	if kids := testenv.Children(t, cb, path); !slices.Contains(kids, "ready") {
+		t.Errorf("the failed Leave deleted the ready node: children %v; B, counted to open the barrier, cannot pass", kids)
+	}
+	close(proceed)
+	if err := receive(t, doneB, testenv.WaitShort, "B's Enter"); err != nil {
+		t.Fatalf("B's Enter: %v", err)
+	}
+	if err := b.Leave(ctx); err != nil {
+		t.Fatalf("B's Leave: %v", err)
+	}
+	if kids := testenv.Children(t, cb, path); len(kids) != 0 {
+		t.Errorf("left behind: %v", kids)
+	}
+}
+
 // A member that gives up in Enter leaves no node and no watch behind: the
 // server's watch count is back to 0 and the client keeps nothing.
 func TestDoubleBarrierEnterTimeoutLeavesNothing(t *testing.T) {
