@@ -25,7 +25,8 @@
 //
 // Enter creates the member's node (parents as containers) and counts the
 // children other than "ready"; the member that counts memberQty creates
-// "ready", and "ready" existing lets everyone through. Waiting members
+// "ready" (and is in once that is known done, even if its context ended
+// meanwhile), and "ready" existing lets everyone through. Waiting members
 // hold a child watch on /path: it tells them of new members and of
 // "ready" alike, and every wake-up counts again, so a spurious one lets no
 // one through early. Leave follows the recipe: the lowest member (by name)

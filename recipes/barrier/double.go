@@ -114,10 +114,23 @@ func (d *DoubleBarrier) Node() string {
 //
 // Every wake-up re-counts, so nothing but the condition lets a caller
 // through (apache/curator#1290). If ctx is done, or anything fails, Enter
-// deletes our member node before it returns (Curator keeps it, so a member
-// that gave up still counted); if the create itself was still under way,
-// the node is deleted in the background as soon as the create's outcome is
-// known. The error wraps ctx.Err(), or
+// deletes our member node before it returns, so that a member that gave
+// up stops counting (Curator keeps it, and it counts for good); if the
+// create itself was still under way, the node is deleted in the background
+// as soon as the create's outcome is known. The delete cannot take back a
+// count already made: another member that counts us just before it and
+// makes the ready node passes with us counted, and without us.
+//
+// The member whose count opens the barrier is in once that is known:
+// when its transaction making the ready node took effect, Enter returns
+// nil at once, even if ctx is done by then. When that transaction got no
+// answer (ctx ended while it was under way, or the connection was lost)
+// and Enter then fails, Enter looks, under a clean-up context (up to 5 s),
+// whether the ready node exists and our member node is still there, of our
+// session: if both hold, the barrier opened with us counted, and Enter
+// returns nil, ctx done or not; otherwise it fails as above.
+//
+// The error wraps ctx.Err(), or
 // curator.ErrNodeVanished and curator.ErrSessionLost when our session was lost
 // (our node went with it), or curator.ErrNodeVanished alone when someone else
 // deleted our node. The other members are not told: they go on waiting
@@ -172,7 +185,11 @@ func (d *DoubleBarrier) enter(ctx context.Context) (*member, error) {
 	if d.hooks != nil && d.hooks.afterCreate != nil {
 		d.hooks.afterCreate()
 	}
-	if err := d.awaitReady(ctx, m); err != nil {
+	unsure, err := d.awaitReady(ctx, m)
+	if err != nil && unsure && d.openedWithUs(ctx, m) {
+		err = nil // our ready node was made after all, with us counted: we are in
+	}
+	if err != nil {
 		d.abandon(ctx, m)
 		return nil, err
 	}
@@ -216,43 +233,54 @@ func split(children []string) (ready bool, members []string) {
 }
 
 // awaitReady counts members until memberQty are in or the ready node is
-// there; every wake-up counts again.
-func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) error {
+// there; every wake-up counts again. Once our own transaction made the
+// ready node, the barrier is open with us counted: it returns at once,
+// without counting again (ctx may be done by then). unsure says, with an
+// error, that our transaction making the ready node got no answer and
+// nothing was read since: it may have made the node.
+func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) (unsure bool, err error) {
 	var wake chan struct{}
 	if d.hooks != nil {
 		wake = d.hooks.wake
 	}
 	for {
 		if m.session.Lost() {
-			return m.vanished()
+			return unsure, m.vanished()
 		}
 		children, _, w, err := d.client.ChildrenW(ctx, d.path)
 		if errors.Is(err, zk.ErrNoNode) {
-			return m.vanished() // the barrier path is gone, and our node with it
+			return false, m.vanished() // the barrier path is gone, and our node with it
 		}
 		if err != nil {
-			return fmt.Errorf("barrier: enter %s: %w", d.path, err)
+			return unsure, fmt.Errorf("barrier: enter %s: %w", d.path, err)
 		}
+		unsure = false // read after our transaction: what it did is in children
 		ready, members := split(children)
 		switch {
 		case !slices.Contains(members, m.name):
 			w.Stop()
-			return m.vanished()
+			return false, m.vanished()
 		case ready:
 			w.Stop()
 			m.readyStamp = d.readyStamp(ctx)
-			return nil
+			return false, nil
 		case len(members) >= d.qty:
 			w.Stop()
-			if err := d.createReady(ctx); err != nil {
-				return err
+			outcome, stamp, err := d.createReady(ctx, m)
+			switch {
+			case outcome == readyMade:
+				m.readyStamp = stamp
+				return false, nil
+			case err != nil:
+				return outcome == readyUnknown, err
 			}
+			unsure = outcome == readyUnknown
 			continue // count again: the ready node is there now
 		}
 		select {
 		case ev := <-w.C():
 			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, curator.ErrSessionLost) {
-				return fmt.Errorf("barrier: enter %s: %w", d.path, ev.Err) // client closed
+				return false, fmt.Errorf("barrier: enter %s: %w", d.path, ev.Err) // client closed
 			}
 			// A child came or went, or the session was lost (checked
 			// above): count again.
@@ -260,32 +288,90 @@ func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) error {
 		case <-wake:
 		case <-ctx.Done():
 			w.Stop()
-			return fmt.Errorf("barrier: enter %s: %w", d.path, ctx.Err())
+			return false, fmt.Errorf("barrier: enter %s: %w", d.path, ctx.Err())
 		}
 		w.Stop()
 	}
 }
 
+// readyOutcome is what became of our transaction making the ready node.
+type readyOutcome int
+
+const (
+	readyNotMade readyOutcome = iota // refused, or not sent
+	readyMade                        // it made the ready node
+	readyUnknown                     // no answer: it may have
+)
+
 // createReady creates the ready node, and in the same transaction rewrites
 // the barrier node's data as it is: its data version, bumped with every
 // ready node a gocurator member makes, tells this round's ready node from
-// a later one's (ZooKeeper cannot check a creation zxid). Another member
-// making it first (zk.ErrNodeExists, or zk.ErrBadVersion for the barrier
-// node), or a lost reply, is no failure: the caller counts again.
-func (d *DoubleBarrier) createReady(ctx context.Context) error {
+// a later one's (ZooKeeper cannot check a creation zxid). The transaction
+// also checks that our member node exists, so a ready node we made was
+// made with us counted. readyMade comes with the version stamped (see
+// readyStamp). Another member making it first (zk.ErrNodeExists, or
+// zk.ErrBadVersion for the barrier node), our node or the barrier node
+// gone (zk.ErrNoNode), or a lost reply (readyUnknown) is no failure: the
+// caller counts again. ctx ending while the transaction is under way is a
+// failure with readyUnknown: the server may have carried it out.
+func (d *DoubleBarrier) createReady(ctx context.Context, m *member) (readyOutcome, int32, error) {
 	data, st, err := d.client.Get(ctx, d.path)
-	if err == nil {
-		_, err = d.client.Multi(ctx,
-			framework.CreateOp{Path: d.readyPath, Data: d.client.DefaultData()},
-			framework.SetDataOp{Path: d.path, Data: data, Version: st.Version})
+	if err != nil {
+		if errors.Is(err, zk.ErrNoNode) || framework.IsRetryable(err) {
+			return readyNotMade, -1, nil
+		}
+		return readyNotMade, -1, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
 	}
+	res, err := d.client.Multi(ctx,
+		framework.CreateOp{Path: d.readyPath, Data: d.client.DefaultData()},
+		framework.SetDataOp{Path: d.path, Data: data, Version: st.Version},
+		framework.CheckOp{Path: m.node, Version: -1})
 	switch {
-	case err == nil, errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), framework.IsRetryable(err):
-		return nil
-	case errors.Is(err, zk.ErrNoNode):
-		return nil // the barrier node is gone: counting again says so
+	case err == nil:
+		stamp := int32(-1)
+		if len(res) > 1 && res[1].Stat != nil {
+			stamp = res[1].Stat.Version
+		}
+		return readyMade, stamp, nil
+	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
+		return readyNotMade, -1, nil // counting again says who made it, or what is gone
+	case framework.IsRetryable(err):
+		return readyUnknown, -1, nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return readyUnknown, -1, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
 	}
-	return fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
+	return readyNotMade, -1, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
+}
+
+// openedWithUs finds out, after our transaction making the ready node got
+// no answer and Enter then failed, whether the barrier opened with us
+// counted: the ready node exists and our member node is still there, of
+// our session (then it also records the ready node's stamp). It reads
+// under a clean-up context, ctx being done perhaps. The transaction went
+// out before on the same session (unless ctx ended before the framework
+// even queued it, a window of a few instructions), so the server answers
+// the reads after it; the sync first brings a server we reconnected to
+// (after a connection loss) up to date with it. A read that fails, or a
+// lost session, is a no.
+func (d *DoubleBarrier) openedWithUs(ctx context.Context, m *member) bool {
+	if m.session.Lost() {
+		return false
+	}
+	cctx, cancel := recipe.CleanupContext(ctx)
+	defer cancel()
+	if err := d.client.Sync(cctx, d.path); err != nil {
+		return false
+	}
+	ok, _, err := d.client.Exists(cctx, d.readyPath)
+	if err != nil || !ok {
+		return false
+	}
+	ok, st, err := d.client.Exists(cctx, m.node)
+	if err != nil || !ok || st.EphemeralOwner != m.session.ID() {
+		return false
+	}
+	m.readyStamp = d.readyStamp(cctx)
+	return true
 }
 
 // readyStamp returns the barrier node's data version made with the ready

@@ -590,6 +590,134 @@ func TestDoubleBarrierFailedLeaveKeepsReady(t *testing.T) {
 	}
 }
 
+// enterUncounted starts d's Enter and returns once d's member node exists
+// (so it counts for the others) but before d counts; d goes on once
+// proceed is closed (or ctx ends).
+func enterUncounted(ctx context.Context, d *barrier.DoubleBarrier) (done <-chan error, proceed chan struct{}) {
+	created, proceed := make(chan struct{}), make(chan struct{})
+	barrier.SetHooks(d, func() {
+		close(created)
+		select {
+		case <-proceed:
+		case <-ctx.Done():
+		}
+	})
+	done = async(func() error { return d.Enter(ctx) })
+	select {
+	case <-created:
+	case <-ctx.Done():
+	}
+	return done, proceed
+}
+
+// openedBoth checks, after the opener a and the other member b passed
+// Enter, that both are in with the ready node, then that both leave.
+func openedBoth(t *testing.T, ctx context.Context, c *framework.Client, path string, a, b *barrier.DoubleBarrier) {
+	t.Helper()
+	if kids := testenv.Children(t, c, path); len(kids) != 3 || !slices.Contains(kids, "ready") || a.Node() == "" {
+		t.Fatalf("children %v, opener's node %q; want both members and ready", kids, a.Node())
+	}
+	checkErrs(t, group(2, func(i int) error { return []*barrier.DoubleBarrier{a, b}[i].Leave(ctx) }))
+	if kids := testenv.Children(t, c, path); len(kids) != 0 {
+		t.Errorf("left behind: %v", kids)
+	}
+}
+
+// The member whose count opens the barrier is in once its transaction
+// made the ready node: it does not list the members again, so its ctx
+// ending right after (here while that listing was under way) cannot fail
+// its Enter and delete its node while the other member passes, counted
+// with it.
+func TestDoubleBarrierOpenerEntersOnceReadyIsMade(t *testing.T) {
+	t.Parallel()
+	path := barrierPath(t)
+	ca, p := proxied(t)
+	cb := newClient(t, testenv.Shared().ConnectString())
+	a, b := newDouble(t, ca, path, 2), newDouble(t, cb, path, 2)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	doneB, proceed := enterUncounted(ctx, b)
+
+	multi := p.HoldReply(zktest.OpMulti)
+	defer multi.Release()
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	doneA := async(func() error { return a.Enter(actx) })
+	if err := multi.Wait(ctx); err != nil { // A counted B and made ready
+		t.Fatal(err)
+	}
+	relist := p.HoldReply(zktest.OpGetChildren2)
+	defer relist.Release()
+	relisted := make(chan error, 1)
+	go func() { relisted <- relist.Wait(ctx) }()
+	multi.Release()
+	var errA error
+	select {
+	case errA = <-doneA:
+	case <-relisted:
+		// A lists again: its ctx ends now, before it sees the listing
+		// (released once A gave up and deletes its node).
+		deletes := p.Requests(zktest.OpDelete)
+		cancel()
+		testenv.WaitFor(t, testenv.WaitShort, "the opener's next request", func() bool { return p.Requests(zktest.OpDelete) > deletes })
+		relist.Release()
+		errA = receive(t, doneA, testenv.WaitShort, "the opener's Enter")
+	case <-ctx.Done():
+		t.Fatal("the opener's Enter did not return")
+	}
+	relist.Release()
+	close(proceed)
+	if err := receive(t, doneB, testenv.WaitShort, "the other member's Enter"); err != nil {
+		t.Fatalf("the other member's Enter: %v", err)
+	}
+	if errA != nil {
+		t.Fatalf("the opener's Enter: %v; yet it made ready and the other member passed counting it (members now %v)", errA, members(t, cb, path))
+	}
+	openedBoth(t, ctx, cb, path, a, b)
+}
+
+// When ctx ends while the opener's transaction making the ready node is
+// under way (its reply held by the proxy), the outcome is unknown: before
+// giving up, the opener looks whether the ready node exists and its node
+// is still its own. Both hold here, so its Enter succeeds; on the old code
+// it failed and deleted its node while the other member passed, counted
+// with it.
+func TestDoubleBarrierOpenerUnansweredReadyCreate(t *testing.T) {
+	t.Parallel()
+	path := barrierPath(t)
+	ca, p := proxied(t)
+	cb := newClient(t, testenv.Shared().ConnectString())
+	a, b := newDouble(t, ca, path, 2), newDouble(t, cb, path, 2)
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	doneB, proceed := enterUncounted(ctx, b)
+
+	multi := p.HoldReply(zktest.OpMulti)
+	defer multi.Release()
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	doneA := async(func() error { return a.Enter(actx) })
+	if err := multi.Wait(ctx); err != nil { // made on the server, A not told yet
+		t.Fatal(err)
+	}
+	sent := func() int {
+		return p.Requests(zktest.OpSync) + p.Requests(zktest.OpExists) + p.Requests(zktest.OpDelete)
+	}
+	before := sent()
+	cancel()
+	// A's transaction returned ctx's error once A sends its next request
+	// (a look, or the delete of its node), whose reply is held behind.
+	testenv.WaitFor(t, testenv.WaitShort, "the opener's next request", func() bool { return sent() > before })
+	multi.Release()
+	errA := receive(t, doneA, testenv.WaitShort, "the opener's Enter")
+	close(proceed)
+	if err := receive(t, doneB, testenv.WaitShort, "the other member's Enter"); err != nil {
+		t.Fatalf("the other member's Enter: %v", err)
+	}
+	if errA != nil {
+		t.Fatalf("the opener's Enter: %v; yet its ready node was made and the other member passed counting it (members now %v)", errA, members(t, cb, path))
+	}
+	openedBoth(t, ctx, cb, path, a, b)
+}
+
 // A member that gives up in Enter leaves no node and no watch behind: the
 // server's watch count is back to 0 and the client keeps nothing.
 func TestDoubleBarrierEnterTimeoutLeavesNothing(t *testing.T) {
