@@ -73,6 +73,9 @@ func run() error {
 		return err
 	}
 	defer srv.Close()
+	if err := zkenv.CheckExpiry(srv); err != nil {
+		return err
+	}
 	fmt.Printf("gocurator demo: %d workers, one lock, ZooKeeper at %s (%s)\n\n", workers, srv.ConnectString(), where)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -61,6 +61,9 @@ func run() error {
 		return err
 	}
 	defer srv.Close()
+	if err := zkenv.CheckExpiry(srv); err != nil {
+		return err
+	}
 	fmt.Printf("gocurator leader election: %d participants, ZooKeeper at %s (%s)\n\n", participants, srv.ConnectString(), where)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -26,12 +27,20 @@ type SessionLister interface {
 // deadline on ctx it gives up after 60 s.
 //
 // If the session is not connected to s at all, ExpireSession returns at
-// once without knowing whether it expired.
+// once without knowing whether it expired. s must answer the cons
+// four-letter word: a server that does not list it in its
+// 4lw.commands.whitelist (ZooKeeper 3.5 and later allow only srvr by
+// default; the servers started here allow every word) makes
+// ExpireSession return an error at once, naming that setting, without
+// touching p.
 func ExpireSession(ctx context.Context, p *Proxy, s SessionLister, sessionID int64) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
+	}
+	if _, err := s.Sessions(); errors.Is(err, errNotWhitelisted) {
+		return fmt.Errorf("zktest: cannot expire session 0x%x: %w", uint64(sessionID), err)
 	}
 	p.mu.Lock()
 	was := p.blackhole

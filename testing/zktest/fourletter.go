@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +12,19 @@ import (
 	"time"
 )
 
+// errNotWhitelisted is wrapped by the error of a four-letter word the
+// server refuses. ZooKeeper 3.5 and later answer only the words listed in
+// their 4lw.commands.whitelist, by default srvr alone, and refuse the
+// others with a reply, not an error: "cons is not executed because it is
+// not in the whitelist.".
+var errNotWhitelisted = errors.New("not in the server's 4lw.commands.whitelist")
+
+// refusal is what ZooKeeper answers, after the word, to a four-letter word
+// not in its 4lw.commands.whitelist.
+const refusal = " is not executed because it is not in the whitelist."
+
 // fourLetter sends a four-letter word to addr and returns the whole reply.
+// A word the server refuses (see errNotWhitelisted) is an error.
 func fourLetter(addr, cmd string, timeout time.Duration) (string, error) {
 	if len(cmd) != 4 {
 		return "", fmt.Errorf("zktest: four-letter word %q is not four letters", cmd)
@@ -30,11 +43,26 @@ func fourLetter(addr, cmd string, timeout time.Duration) (string, error) {
 	if err != nil {
 		return string(b), fmt.Errorf("zktest: %s %s: %w", cmd, addr, err)
 	}
+	if err := refused(cmd, string(b)); err != nil {
+		return "", fmt.Errorf("zktest: %s %s: %w", cmd, addr, err)
+	}
 	return string(b), nil
 }
 
+// refused returns an error wrapping errNotWhitelisted if reply is the
+// server's refusal of cmd.
+func refused(cmd, reply string) error {
+	if !strings.Contains(reply, cmd+refusal) {
+		return nil
+	}
+	return fmt.Errorf("%w (add %s to it in the server's zoo.cfg, e.g. 4lw.commands.whitelist=srvr,%s, or * for every word)", errNotWhitelisted, cmd, cmd)
+}
+
 // FourLetter sends a four-letter word (srvr, mntr, cons, wchs, ...) to the
-// server and returns its reply, with a 3 s timeout. curator-test has no
+// server and returns its reply, with a 3 s timeout. A word the server
+// refuses because its 4lw.commands.whitelist does not list it (ZooKeeper
+// 3.5 and later list only srvr by default; the servers started here list
+// every word) is an error naming that setting. curator-test has no
 // equivalent; Curator's own tests use FourLetterWordMain.
 func (s *Server) FourLetter(cmd string) (string, error) {
 	return fourLetter(s.Addr(), cmd, 3*time.Second)

@@ -1,8 +1,14 @@
 package zktest
 
 import (
+	"context"
+	"errors"
+	"io"
+	"net"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestReservePorts(t *testing.T) {
@@ -57,5 +63,64 @@ func TestParsers(t *testing.T) {
 	}
 	if _, ok := parseMode("This ZooKeeper instance is not currently serving requests\n"); ok {
 		t.Error("parseMode found a mode in a not-serving reply")
+	}
+}
+
+// refusingServer is a server that answers every four-letter word the way
+// ZooKeeper 3.5+ answers one not in its 4lw.commands.whitelist (by default
+// all but srvr). It returns its address.
+func refusingServer(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			word := make([]byte, 4)
+			if _, err := io.ReadFull(c, word); err == nil {
+				io.WriteString(c, string(word)+" is not executed because it is not in the whitelist.\n")
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
+// TestRefusedFourLetterWord: a word the server refuses is an error naming
+// the setting, not a reply; before, cons's refusal parsed as "no session
+// connected", so ExpireSession reported an expiry at once.
+func TestRefusedFourLetterWord(t *testing.T) {
+	addr := refusingServer(t)
+	_, err := fourLetter(addr, "cons", time.Second)
+	if !errors.Is(err, errNotWhitelisted) || !strings.Contains(err.Error(), "4lw.commands.whitelist=srvr,cons") {
+		t.Fatalf("fourLetter(cons) refused: got error %v, want one naming 4lw.commands.whitelist", err)
+	}
+
+	srv := &Server{ext: &external{hosts: []string{addr}}}
+	if ids, err := srv.Sessions(); !errors.Is(err, errNotWhitelisted) {
+		t.Fatalf("Sessions on a server refusing cons = %x, %v; want the refusal", ids, err)
+	}
+
+	px, err := NewProxy(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ExpireSession(ctx, px, srv, 0x10000a1b2c30000); !errors.Is(err, errNotWhitelisted) || ctx.Err() != nil {
+		t.Fatalf("ExpireSession with cons refused = %v (ctx %v); want the refusal at once", err, ctx.Err())
+	}
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	if px.blackhole {
+		t.Fatal("ExpireSession left the proxy black-holed")
 	}
 }

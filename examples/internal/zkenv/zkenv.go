@@ -27,6 +27,22 @@ func Server() (*zktest.Server, string, error) {
 	return s, "started locally", nil
 }
 
+// CheckExpiry checks that the examples that expire a session on purpose
+// (zktest.ExpireSession) can do so on srv: that the server answers the
+// four-letter word cons. A local server does; an ensemble named by
+// ZK_CONNECT answers it only if its zoo.cfg lists cons in
+// 4lw.commands.whitelist (ZooKeeper 3.5 and later allow only srvr by
+// default).
+func CheckExpiry(srv *zktest.Server) error {
+	if !srv.External() {
+		return nil
+	}
+	if _, err := srv.Sessions(); err != nil {
+		return fmt.Errorf("this example expires a session, which needs the ZK_CONNECT server to answer the four-letter word cons: %w; or unset ZK_CONNECT to use a local ZooKeeper", err)
+	}
+	return nil
+}
+
 // Start is Server for a program: it prints where ZooKeeper is and exits on
 // failure. Close the server at the end.
 func Start() *zktest.Server {
