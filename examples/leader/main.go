@@ -129,17 +129,37 @@ func run() error {
 		}()
 	}
 
-	first := <-terms
+	// nextTerm waits for the next leader, or for a failure: failed's, or
+	// the end of ctx (a participant that cannot lead never sends on terms).
+	nextTerm := func(failed <-chan error) (*participant, error) {
+		select {
+		case p := <-terms:
+			return p, nil
+		case err := <-failed:
+			return nil, err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for a leader: %w", ctx.Err())
+		}
+	}
+	first, err := nextTerm(nil)
+	if err != nil {
+		return err
+	}
 	time.Sleep(time.Second) // let it work a little
 	say("*** cutting %s's network ***", first.id)
 	cut := time.Now()
+	failed := make(chan error, 1)
 	go func() {
 		if err := zktest.ExpireSession(ctx, first.proxy, srv, first.c.Session().ID()); err != nil {
-			say("expiring: %v", err)
+			failed <- fmt.Errorf("expiring %s's session: %w", first.id, err)
+			return
 		}
 		say("*** ZooKeeper expired %s's session; network back ***", first.id)
 	}()
-	second := <-terms
+	second, err := nextTerm(failed)
+	if err != nil {
+		return err
+	}
 	say("*** failover: %s leads %v after the cut (session timeout %v) ***", second.id, time.Since(cut).Round(10*time.Millisecond), sessionTimeout)
 	time.Sleep(time.Second)
 
