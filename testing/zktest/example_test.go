@@ -41,7 +41,8 @@ func ExampleNewServer() {
 // In a test, StartServer starts the server, fails the test (naming the
 // install command) if it cannot, and closes the server when the test ends.
 // With ZK_CONNECT set, it gives the test a fresh chroot on that ensemble
-// instead.
+// instead: a client that reaches the server through a proxy appends
+// srv.Chroot() ("" for a local server) to the proxy's address.
 //
 // This example only compiles: an example has no *testing.T to run it with.
 // The test below is how it reads in a _test.go file of your own.
@@ -49,7 +50,7 @@ func ExampleStartServer() {
 	TestOrderLock := func(t *testing.T) {
 		srv := zktest.StartServer(t)           // closed at the end of the test
 		px := zktest.StartProxy(t, srv.Addr()) // a fault proxy, closed too
-		client, err := framework.New(px.Addr(), framework.WithSessionTimeout(2*time.Second))
+		client, err := framework.New(px.Addr()+srv.Chroot(), framework.WithSessionTimeout(2*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,8 +39,11 @@
 // Server in external mode whose ConnectString is ZK_CONNECT plus a fresh
 // chroot "/zktest-<hex>" (created on the ensemble, and deleted with
 // everything below it by Close), so tests sharing an ensemble do not see
-// each other. Stop, Start and Restart return [ErrExternal]; FourLetter and
-// the helpers built on it talk to the first host. [NewServer] and
+// each other. Options are ignored, and Stop, Start and Restart return
+// [ErrExternal]; FourLetter and the helpers built on it talk to the first
+// host, and [ExpireSession] needs it to answer cons (see
+// [Server.FourLetter]). A client going through a [Proxy] connects to
+// proxy.Addr()+srv.Chroot(). [NewServer] and
 // [NewCluster] always start local servers; [NewExternal] builds an external
 // Server explicitly.
 //
