@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -60,25 +59,15 @@ func (r *resource) lastToken() int64 {
 	return r.last
 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
-	}
-}
+func main() { zkenv.Main(run) }
 
-func run() error {
-	srv, where, err := zkenv.Server()
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
+func run(ctx context.Context, srv *zktest.Server) error {
 	if err := zkenv.CheckExpiry(srv); err != nil {
 		return err
 	}
-	fmt.Printf("gocurator demo: %d workers, one lock, ZooKeeper at %s (%s)\n\n", workers, srv.ConnectString(), where)
+	fmt.Printf("gocurator demo: %d workers, one lock\n\n", workers)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	res := &resource{}
 	type worker struct {

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -16,26 +15,27 @@ import (
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/barrier"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
-func main() {
-	srv := zkenv.Start()
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func main() { zkenv.Main(run) }
+
+func run(ctx context.Context, srv *zktest.Server) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	const members = 4
-	// A member's failure cancels the others and is reported after every
-	// client and the local ZooKeeper are closed.
+	// A member's failure cancels the others and is returned after every
+	// client is closed.
 	g, ctx := errgroup.WithContext(ctx)
 	for i := 1; i <= members; i++ {
 		client, err := framework.New(srv.ConnectString())
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		defer client.Close()
 		db, err := barrier.NewDoubleBarrier(client, "/examples/doublebarrier", members)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		g.Go(func() error {
 			time.Sleep(time.Duration(i) * 100 * time.Millisecond) // members arrive at different times
@@ -53,7 +53,5 @@ func main() {
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		log.Print(err)
-	}
+	return g.Wait()
 }

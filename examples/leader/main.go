@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -41,12 +40,7 @@ func say(format string, args ...any) {
 	fmt.Printf("[%5.2fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "leader:", err)
-		os.Exit(1)
-	}
-}
+func main() { zkenv.Main(run) }
 
 type participant struct {
 	id    string
@@ -55,17 +49,12 @@ type participant struct {
 	l     *leader.Latch
 }
 
-func run() error {
-	srv, where, err := zkenv.Server()
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
+func run(ctx context.Context, srv *zktest.Server) error {
 	if err := zkenv.CheckExpiry(srv); err != nil {
 		return err
 	}
-	fmt.Printf("gocurator leader election: %d participants, ZooKeeper at %s (%s)\n\n", participants, srv.ConnectString(), where)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	fmt.Printf("gocurator leader election: %d participants\n\n", participants)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
 	admin, err := framework.New(srv.ConnectString())

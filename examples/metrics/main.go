@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -53,12 +52,7 @@ func say(format string, args ...any) {
 	fmt.Printf("[%5.2fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "metrics:", err)
-		os.Exit(1)
-	}
-}
+func main() { zkenv.Main(run) }
 
 type worker struct {
 	name  string
@@ -67,14 +61,9 @@ type worker struct {
 	m     *locks.Mutex
 }
 
-func run() error {
-	srv, where, err := zkenv.Server()
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	fmt.Printf("gocurator metrics: %d workers, ZooKeeper at %s (%s)\n\n", workers, srv.ConnectString(), where)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+func run(ctx context.Context, srv *zktest.Server) error {
+	fmt.Printf("gocurator metrics: %d workers\n\n", workers)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
 	// OpenTelemetry's SDK, read by the Prometheus exporter, served on

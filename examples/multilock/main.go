@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -17,24 +16,28 @@ import (
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/multilock"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
-func main() {
-	srv := zkenv.Start()
-	defer srv.Close()
-	ctx := context.Background()
-	accounts := []string{"/examples/accounts/alice", "/examples/accounts/bob"}
+func main() { zkenv.Main(run) }
 
-	var g errgroup.Group // the first failure is reported after the clients close
-	for i := 1; i <= 2; i++ {
-		client, err := framework.New(srv.ConnectString())
+func run(ctx context.Context, srv *zktest.Server) error {
+	accounts := []string{"/examples/accounts/alice", "/examples/accounts/bob"}
+	var clients []*framework.Client
+	for range 2 { // two sessions, as two processes
+		c, err := framework.New(srv.ConnectString())
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
-		defer client.Close()
-		ml, err := multilock.NewFromPaths(client, accounts...) // one global order
+		defer c.Close()
+		clients = append(clients, c)
+	}
+
+	var g errgroup.Group // the first failure, once both transfers have returned
+	for i := 1; i <= 2; i++ {
+		ml, err := multilock.NewFromPaths(clients[i-1], accounts...) // one global order
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		g.Go(func() error {
 			if err := ml.Lock(ctx); err != nil {
@@ -46,23 +49,26 @@ func main() {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		log.Print(err)
-		return
+		return err
 	}
 
 	// Opposite order (bob, then alice) while another process holds alice:
 	// it takes bob, waits for alice until the deadline, and rolls bob back.
-	c1, _ := framework.New(srv.ConnectString())
-	defer c1.Close()
-	c2, _ := framework.New(srv.ConnectString())
-	defer c2.Close()
-	holder, _ := multilock.NewFromPaths(c1, accounts[0])
-	reversed, _ := multilock.NewFromPaths(c2, accounts[1], accounts[0])
-	holder.Lock(ctx)
+	holder, err := multilock.NewFromPaths(clients[0], accounts[0])
+	if err != nil {
+		return err
+	}
+	reversed, err := multilock.NewFromPaths(clients[1], accounts[1], accounts[0])
+	if err != nil {
+		return err
+	}
+	if err := holder.Lock(ctx); err != nil {
+		return err
+	}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	err := reversed.Lock(short)
+	err = reversed.Lock(short)
 	fmt.Println("reversed order gave up:", err)
 	fmt.Println("and holds nothing:", !reversed.IsAcquiredInThisProcess())
-	holder.Unlock(ctx)
+	return holder.Unlock(ctx)
 }

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -16,27 +15,27 @@ import (
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
-func main() {
-	srv := zkenv.Start()
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func main() { zkenv.Main(run) }
+
+func run(ctx context.Context, srv *zktest.Server) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 
-	// A worker's failure cancels the others and is reported after every
-	// client and the local ZooKeeper are closed (log.Fatal in a goroutine
-	// would skip those defers).
+	// A worker's failure cancels the others and is returned after every
+	// client is closed.
 	g, ctx := errgroup.WithContext(ctx)
 	for i := 1; i <= 3; i++ {
 		client, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(5*time.Second))
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		defer client.Close()
 		m, err := locks.NewMutex(client, "/examples/mutex")
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		g.Go(func() error {
 			for round := 0; round < 2; round++ {
@@ -58,8 +57,8 @@ func main() {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		log.Print(err)
-		return
+		return err
 	}
 	fmt.Println("done")
+	return nil
 }

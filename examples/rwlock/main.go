@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,17 +17,18 @@ import (
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
-func main() {
-	srv := zkenv.Start()
-	defer srv.Close()
+func main() { zkenv.Main(run) }
+
+func run(ctx context.Context, srv *zktest.Server) error {
 	client, err := framework.New(srv.ConnectString())
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	const path = "/examples/rwlock"
 
@@ -60,23 +60,21 @@ func main() {
 		return rw.Read().Lock(wctx) // downgrade: granted at once
 	})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	fmt.Println("write released, still reading:", rw.Read().IsAcquiredInThisProcess())
 
 	if err := rw.Read().Unlock(ctx); err != nil {
-		log.Fatal(err)
+		return err
 	}
 
 	// A reader cannot upgrade: an error, not a deadlock.
 	rctx, err := rw.Read().Acquire(ctx)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	if err := rw.Write().Lock(rctx); errors.Is(err, curator.ErrUpgrade) {
 		fmt.Println("upgrade refused:", err)
 	}
-	if err := rw.Read().Unlock(ctx); err != nil {
-		log.Fatal(err)
-	}
+	return rw.Read().Unlock(ctx)
 }

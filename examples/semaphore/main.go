@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
 	"sync/atomic"
 	"time"
 
@@ -17,26 +16,27 @@ import (
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/semaphore"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
-func main() {
-	srv := zkenv.Start()
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func main() { zkenv.Main(run) }
+
+func run(ctx context.Context, srv *zktest.Server) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var working, peak atomic.Int32
-	// A worker's failure cancels the others and is reported after every
-	// client and the local ZooKeeper are closed.
+	// A worker's failure cancels the others and is returned after every
+	// client is closed.
 	g, ctx := errgroup.WithContext(ctx)
 	for i := 1; i <= 6; i++ {
 		client, err := framework.New(srv.ConnectString())
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		defer client.Close()
 		sem, err := semaphore.New(client, "/examples/semaphore", 3)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		g.Go(func() error {
 			lease, err := sem.Acquire(ctx)
@@ -57,8 +57,8 @@ func main() {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		log.Print(err)
-		return
+		return err
 	}
 	fmt.Println("most workers at once:", peak.Load())
+	return nil
 }

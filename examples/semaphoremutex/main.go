@@ -9,30 +9,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"time"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/examples/internal/zkenv"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/semaphore"
+	"github.com/gocurator/curator/testing/zktest"
 )
 
-func main() {
-	srv := zkenv.Start()
-	defer srv.Close()
+func main() { zkenv.Main(run) }
+
+func run(ctx context.Context, srv *zktest.Server) error {
 	client, err := framework.New(srv.ConnectString())
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer client.Close()
 	m, err := semaphore.NewMutex(client, "/examples/semaphoremutex")
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	ctx := context.Background()
 	if err := m.Lock(ctx); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	fmt.Println("held:", m.IsAcquiredInThisProcess())
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -45,7 +44,8 @@ func main() {
 		fmt.Println("another instance: locked")
 	}
 	if err := m.Unlock(ctx); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	fmt.Println("released; unlocking again:", m.Unlock(ctx))
+	return nil
 }

@@ -4,15 +4,50 @@
 package zkenv
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
 
 	"github.com/gocurator/curator/testing/zktest"
 )
 
-// Server returns the ZooKeeper to use and a description of where it is.
-// Close the server at the end.
-func Server() (*zktest.Server, string, error) {
+// Main runs an example program: it calls run with a context that ends on
+// Ctrl-C (or SIGTERM) and the ZooKeeper to use, and closes that ZooKeeper
+// once run has returned, whatever the outcome, so that neither a local
+// server's temporary directory nor the chroot made on a ZK_CONNECT
+// ensemble outlives the program. run should return its errors rather than
+// exit (log.Fatal would skip that cleanup, and run's own defers); Main
+// prints the error and exits with status 1.
+func Main(run func(ctx context.Context, srv *zktest.Server) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop) // a second Ctrl-C, during the cleanup, kills at once
+	err := withServer(ctx, run)
+	if ctx.Err() != nil && err != nil {
+		err = fmt.Errorf("interrupted: %w", err)
+	}
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
+		os.Exit(1)
+	}
+}
+
+func withServer(ctx context.Context, run func(context.Context, *zktest.Server) error) (err error) {
+	srv, where, err := server()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, srv.Close()) }()
+	fmt.Printf("ZooKeeper %s (%s)\n", srv.ConnectString(), where)
+	return run(ctx, srv)
+}
+
+// server returns the ZooKeeper to use and a description of where it is.
+func server() (*zktest.Server, string, error) {
 	if c := os.Getenv("ZK_CONNECT"); c != "" {
 		s, err := zktest.NewExternal(c)
 		if err != nil {
@@ -41,16 +76,4 @@ func CheckExpiry(srv *zktest.Server) error {
 		return fmt.Errorf("this example expires a session, which needs the ZK_CONNECT server to answer the four-letter word cons: %w; or unset ZK_CONNECT to use a local ZooKeeper", err)
 	}
 	return nil
-}
-
-// Start is Server for a program: it prints where ZooKeeper is and exits on
-// failure. Close the server at the end.
-func Start() *zktest.Server {
-	s, where, err := Server()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Printf("ZooKeeper %s (%s)\n", s.ConnectString(), where)
-	return s
 }
