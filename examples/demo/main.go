@@ -134,6 +134,7 @@ func run(ctx context.Context, srv *zktest.Server) error {
 					go func() {
 						if err := zktest.ExpireSession(ctx, w.proxy, srv, w.c.Session().ID()); err != nil {
 							say("expiring: %v", err)
+							return
 						}
 						say("*** %s's session has expired on the server; network back ***", w.name)
 					}()
@@ -144,6 +145,7 @@ func run(ctx context.Context, srv *zktest.Server) error {
 				}
 				select {
 				case <-time.After(work):
+				case <-ctx.Done(): // the demo is over (interrupted, or out of time)
 				case <-hctx.Done():
 					say("%s was told: lock LOST (%v); it stops its work", w.name, context.Cause(hctx))
 					// Had it not listened (a paused process waking up late), its
@@ -151,7 +153,11 @@ func run(ctx context.Context, srv *zktest.Server) error {
 					// the resource refuses it.
 					lateWrite := func() {
 						for res.lastToken() <= token {
-							time.Sleep(20 * time.Millisecond)
+							select {
+							case <-ctx.Done(): // no later holder came
+								return
+							case <-time.After(20 * time.Millisecond):
+							}
 						}
 						res.write(w.name+" (a late write, as from a paused process)", token)
 					}
@@ -166,6 +172,9 @@ func run(ctx context.Context, srv *zktest.Server) error {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	fmt.Println("\ndone: every worker held the lock; tokens only went up.")
 	return nil
 }
