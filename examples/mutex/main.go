@@ -20,6 +20,12 @@ import (
 
 func main() { zkenv.Main(run) }
 
+// The lock's path, and the node the lock protects: a node of its own.
+// Writing to the lock's node would fire the watch each client keeps on it
+// (the mark that lets its next contender decide on its last reading of
+// the queue), and so cost every contender a read of the queue.
+const lockPath, dataPath = "/examples/mutex", "/examples/mutex-data"
+
 func run(ctx context.Context, srv *zktest.Server) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -33,7 +39,12 @@ func run(ctx context.Context, srv *zktest.Server) error {
 			return err
 		}
 		defer client.Close()
-		m, err := locks.NewMutex(client, "/examples/mutex")
+		if i == 1 {
+			if _, err := client.Create(ctx, dataPath, nil, framework.WithParents()); err != nil {
+				return err
+			}
+		}
+		m, err := locks.NewMutex(client, lockPath)
 		if err != nil {
 			return err
 		}
@@ -46,7 +57,7 @@ func run(ctx context.Context, srv *zktest.Server) error {
 					}
 					fmt.Printf("client %d holds the lock, fencing token %d\n", i, token)
 					// A ZooKeeper write that succeeds only while we hold the lock:
-					_, err = m.GuardedMulti(ctx, framework.SetDataOp{Path: "/examples/mutex", Data: []byte(fmt.Sprint(i)), Version: -1})
+					_, err = m.GuardedMulti(ctx, framework.SetDataOp{Path: dataPath, Data: []byte(fmt.Sprint(i)), Version: -1})
 					return err
 				})
 				if err != nil {
