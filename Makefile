@@ -15,7 +15,9 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 deps:
 	@scripts/install-deps.sh
 
-demo: deps
+# The demo needs less: no Curator jars or JDK, and nothing with ZK_CONNECT.
+demo:
+	@scripts/install-deps.sh demo
 	$(GO) run ./examples/demo
 
 test: deps lint
