@@ -96,8 +96,10 @@ type Recipe struct {
 	// read-write lock, leader latch); empty for the others.
 	Holders []Entry `json:"holders"`
 	Waiters []Entry `json:"waiters"`
-	// Leases of a semaphore, in order (the first max are granted; the
-	// maximum is not in ZooKeeper), and its internal lock.
+	// Leases of a semaphore, by sequence (which ones are granted is not
+	// in ZooKeeper, nor is the maximum: a lease is granted when the count
+	// fits as its holder saw it, so not always the first ones; each
+	// entry's notes say what can be told), and its internal lock.
 	Leases []Entry `json:"leases,omitempty"`
 	Lock   *Queue  `json:"lock,omitempty"`
 	// Members of a double barrier (oldest first) and whether "ready" exists.

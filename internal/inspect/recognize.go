@@ -215,8 +215,10 @@ func lockQueue(path string, nodes []*Znode, now time.Time) Queue {
 }
 
 // readWrite classifies a read-write lock's one queue: a writer holds when
-// no node has a lower sequence; a reader holds when no writer has (a
-// downgraded read node shares its writer's sequence, and holds with it).
+// no node has a lower sequence; a reader holds when no writer has. A read
+// node made to downgrade a write holding (Curator since CURATOR-621, and
+// gocurator) reuses its writer's sequence, so it sorts with its writer and
+// holds with it.
 func readWrite(path string, nodes []*Znode, now time.Time) Recipe {
 	sorted := sortBySequence(nodes)
 	first := parseName(sorted[0].Name).seq
