@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -216,3 +217,53 @@ var Policies = []struct {
 	Name   string
 	Policy curator.SuspendPolicy
 }{{"LoseOnSuspend", curator.LoseOnSuspend}, {"LoseOnLost", curator.LoseOnLost}}
+
+// First returns the full path of path's child with the lowest sequence
+// number on the server ("" if it has no sequential child): in a lock's
+// queue, the holder. Inside a critical section it is a check of exclusion
+// that does not depend on timing: a node made after ours has a higher
+// sequence, so it is ours while we hold, however short the hold. It does
+// not fail the test, so a test's goroutines may call it.
+func First(c *framework.Client, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitShort)
+	defer cancel()
+	kids, _, err := c.Children(ctx, path)
+	if err != nil {
+		return "", fmt.Errorf("children of %s: %w", path, err)
+	}
+	first, low := "", int64(-1)
+	for _, k := range kids {
+		seq, ok := sequence(k)
+		if ok && (low < 0 || seq < low) {
+			first, low = k, seq
+		}
+	}
+	if first == "" {
+		return "", nil
+	}
+	return path + "/" + first, nil
+}
+
+// IsFirst reports, as an error, unless node (a full path) is First among
+// its parent's children.
+func IsFirst(c *framework.Client, node string) error {
+	parent := node[:max(strings.LastIndex(node, "/"), 0)]
+	first, err := First(c, parent)
+	if err != nil {
+		return err
+	}
+	if first != node {
+		return fmt.Errorf("holder %q is not first among %s's children on the server: %q is", node, parent, first)
+	}
+	return nil
+}
+
+// sequence returns the sequence number ZooKeeper appended to a sequential
+// node's name (its last ten characters, digits).
+func sequence(name string) (int64, bool) {
+	if len(name) < 10 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[len(name)-10:], 10, 64)
+	return n, err == nil && n >= 0
+}

@@ -19,7 +19,10 @@ import (
 )
 
 // Mutual exclusion: 10 clients (sessions), two goroutines sharing each
-// client's Mutex, 300 acquisitions; an in-test counter never sees two holders.
+// client's Mutex, 300 acquisitions. Each holder stays inside for 2 ms, so
+// an in-test counter would see a second holder of a lock that excludes
+// nothing; and inside, the holder's node is first among the lock's
+// children on the server (a check timing cannot defeat).
 func TestMutexExclusion(t *testing.T) {
 	path := lockPath(t)
 	const clients, goroutines, rounds = 10, 2, 15
@@ -27,7 +30,8 @@ func TestMutexExclusion(t *testing.T) {
 	var wg sync.WaitGroup
 	ctx := testenv.Ctx(t, 2*time.Minute)
 	for i := 0; i < clients; i++ {
-		m := newMutex(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+		c := testenv.Client(t, testenv.Shared().ConnectString())
+		m := newMutex(t, c, path)
 		for g := 0; g < goroutines; g++ {
 			wg.Add(1)
 			go func() {
@@ -44,6 +48,10 @@ func TestMutexExclusion(t *testing.T) {
 					if n != 1 {
 						t.Errorf("%d holders at once", n)
 					}
+					if err := testenv.IsFirst(c, m.Node()); err != nil {
+						t.Error(err)
+					}
+					time.Sleep(2 * time.Millisecond) // the hold, so a second holder would overlap it
 					total.Add(1)
 					inside.Add(-1)
 					if err := m.Unlock(ctx); err != nil {

@@ -587,7 +587,10 @@ func TestMixedKinds(t *testing.T) {
 }
 
 // 12 clients over overlapping sets, always in one (sorted) order: no member
-// ever has two holders, and all finish: no deadlock.
+// ever has two holders, and all finish: no deadlock. A holder stays inside
+// 2 ms, so the counters would see a member shared; and inside, each
+// member's node is first among its lock's children on the server (a check
+// timing cannot defeat).
 func TestOverlappingSetsSameOrder(t *testing.T) {
 	const clients, rounds = 12, 6
 	ps := paths(t, 5)
@@ -600,8 +603,11 @@ func TestOverlappingSetsSameOrder(t *testing.T) {
 		set := []int{i % 5, (i + 1) % 5, (i + 3) % 5}[:2+i%2]
 		slices.Sort(set)
 		var members []curator.Locker
+		var mutexes []*locks.Mutex
 		for _, j := range set {
-			members = append(members, mutex(t, c, ps[j]))
+			m := mutex(t, c, ps[j])
+			members = append(members, m)
+			mutexes = append(mutexes, m)
 		}
 		ml, err := multilock.New(members...)
 		if err != nil {
@@ -620,7 +626,12 @@ func TestOverlappingSetsSameOrder(t *testing.T) {
 						shared2.Add(1)
 					}
 				}
-				runtime.Gosched()
+				for _, m := range mutexes {
+					if err := testenv.IsFirst(c, m.Node()); err != nil {
+						t.Error(err)
+					}
+				}
+				time.Sleep(2 * time.Millisecond) // the hold, so a second holder would overlap it
 				for _, j := range set {
 					holders[j].Add(-1)
 				}

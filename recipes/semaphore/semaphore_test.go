@@ -450,13 +450,19 @@ func TestSemaphoreBadInput(t *testing.T) {
 }
 
 // The semaphore mutex: exclusive across clients, not reentrant, typed errors.
+// Each holder stays inside 2 ms, so the counter would see a second holder
+// of a mutex that excludes nothing; and inside, the holder's lease node is
+// first among the leases on the server (the count rule let it in alone,
+// and any node made since has a higher sequence), a check timing cannot
+// defeat.
 func TestSemaphoreMutex(t *testing.T) {
 	path := semPath(t)
 	ctx := testenv.Ctx(t, time.Minute)
 	var inside, total atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
-		m, err := semaphore.NewMutex(testenv.Client(t, testenv.Shared().ConnectString()), path)
+		c := testenv.Client(t, testenv.Shared().ConnectString())
+		m, err := semaphore.NewMutex(c, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,6 +477,10 @@ func TestSemaphoreMutex(t *testing.T) {
 				if inside.Add(1) != 1 {
 					t.Error("two holders")
 				}
+				if err := testenv.IsFirst(c, m.Node()); err != nil {
+					t.Error(err)
+				}
+				time.Sleep(2 * time.Millisecond) // the hold, so a second holder would overlap it
 				inside.Add(-1)
 				total.Add(1)
 				if err := m.Unlock(ctx); err != nil {
