@@ -251,8 +251,30 @@ func TestTwoClients(t *testing.T) {
 	noNodes(t, c1, ps...)
 }
 
+// deadlineOf is a mutex that records the deadline of each Lock's context.
+type deadlineOf struct {
+	*locks.Mutex
+	mu  sync.Mutex
+	got []time.Time // the deadline each Lock was given (zero: none)
+}
+
+func (d *deadlineOf) Lock(ctx context.Context) error {
+	dl, _ := ctx.Deadline()
+	d.mu.Lock()
+	d.got = append(d.got, dl)
+	d.mu.Unlock()
+	return d.Mutex.Lock(ctx)
+}
+
+func (d *deadlineOf) deadlines() []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.got)
+}
+
 // A partial acquisition is rolled back when the deadline passes, which is
-// one deadline for the whole set: nothing of ours stays on the server.
+// one deadline for the whole set: every member is given the set's own
+// deadline, and nothing of ours stays on the server.
 func TestRollbackOnTimeout(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	other := testenv.Client(t, testenv.Shared().ConnectString())
@@ -265,22 +287,43 @@ func TestRollbackOnTimeout(t *testing.T) {
 	if err := b2.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ml, _ := multilock.NewFromPaths(c, ps...)
+	members := make([]*deadlineOf, len(ps))
+	lockers := make([]curator.Locker, len(ps))
+	for i, p := range ps {
+		members[i] = &deadlineOf{Mutex: mutex(t, c, p)}
+		lockers[i] = members[i]
+	}
+	ml, err := multilock.New(lockers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hold of member 2's blocker outlasts d; d is how long the set waits.
 	const d = 2 * time.Second
-	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	// Member 1 frees up half-way: Curator would then give member 2 a full
-	// timeout of its own (1.5 d in all); here the whole set has d.
-	release := time.AfterFunc(d/2, func() { b1.Unlock(ctx) })
-	defer release.Stop()
-	err := ml.Lock(tctx)
-	elapsed := time.Since(start)
+	want, _ := tctx.Deadline()
+	start := time.Now()
+	got := make(chan error, 1)
+	go func() { got <- ml.Lock(tctx) }()
+	// Member 1 frees up once we wait for it: Curator would then give member
+	// 2 a full timeout of its own; here the whole set has the one deadline.
+	testenv.WaitFor(t, testenv.WaitShort, "member 1 to queue", func() bool { return len(testenv.Children(t, c, ps[1])) == 2 })
+	if err := b1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err = <-got:
+	case <-time.After(testenv.WaitShort):
+		t.Fatalf("Lock with a %v deadline did not return within %v", d, testenv.WaitShort)
+	}
+	t.Logf("Lock returned after %v with a %v deadline", time.Since(start), d)
 	if me := asMember(t, err); !errors.Is(err, context.DeadlineExceeded) || me.Index != 2 || me.Path != ps[2] {
 		t.Fatalf("lock: %v", err)
 	}
-	if elapsed > d+d/4 {
-		t.Fatalf("Lock took %v with a %v deadline", elapsed, d)
+	for i, m := range members {
+		if dls := m.deadlines(); len(dls) != 1 || !dls[0].Equal(want) {
+			t.Errorf("member %d was given deadlines %v, want once the set's %v", i, dls, want)
+		}
 	}
 	if ml.IsAcquiredInThisProcess() {
 		t.Fatal("held")
@@ -292,7 +335,9 @@ func TestRollbackOnTimeout(t *testing.T) {
 	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("Unlock after a failed Lock: %v", err)
 	}
-	b2.Unlock(ctx)
+	if err := b2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A context already done takes nothing.
