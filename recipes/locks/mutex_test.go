@@ -417,8 +417,10 @@ func TestMutexBadInput(t *testing.T) {
 	if err := mc.Lock(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("closed client: %v", err)
 	}
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("closed client took %v to fail", time.Since(start))
+	// At once: logged, not judged, but for a bound only a hang reaches.
+	t.Logf("Lock on a closed client failed after %v", time.Since(start))
+	if d := time.Since(start); d > testenv.WaitShort {
+		t.Errorf("closed client took %v to fail", d)
 	}
 }
 
