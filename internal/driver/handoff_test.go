@@ -106,8 +106,14 @@ func TestHandoffReadsNothing(t *testing.T) {
 	if err := holder.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Read the queue beside the proxy, which counts the waiters' requests.
+	direct := testenv.Client(t, testenv.Shared().ConnectString())
 	for i, w := range waiters {
 		if err := <-done[i]; err != nil {
+			t.Fatalf("waiter %d: %v", i, err)
+		}
+		// It holds: its node is first on the server (all before it gone).
+		if err := testenv.IsFirst(direct, w.Node()); err != nil {
 			t.Fatalf("waiter %d: %v", i, err)
 		}
 		for j := i + 1; j < n; j++ { // in order: no later waiter holds yet

@@ -154,9 +154,13 @@ func TestDoubleBarrierCancelledEnterLeavesNoMember(t *testing.T) {
 		t.Fatalf("cancelled Enter: %v, want context.Canceled", err)
 	}
 	// A clean-up that does not wait for the create's outcome sends its
-	// delete now, at once; give it the time to (it must not).
+	// delete now, at once; give it the time to (it must not: the reply it
+	// would need is held).
 	early := w.await(2*time.Second, 1, path, opDelete)
 	release()
+	if early {
+		t.Errorf("the cancelled Enter's clean-up sent its delete before it knew the create's outcome")
+	}
 	// The create's second step, then a round trip after it: the server has
 	// done it, and the client has its reply.
 	if !w.await(testenv.WaitShort, 2, path, creates...) {

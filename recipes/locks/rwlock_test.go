@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -173,9 +174,18 @@ func TestRWContendingDowngrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Got in before the downgraded read is even being released, the second
+	// writer held beside it (whenever that shows).
+	var readGoing atomic.Bool
 	got := make(chan error, 1)
-	go func() { got <- rw2.Write().Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the second writer to queue", func() bool { return len(testenv.Children(t, c2, path)) == 2 })
+	go func() {
+		err := rw2.Write().Lock(ctx)
+		if err == nil && !readGoing.Load() {
+			t.Error("second writer got in while the downgraded reader holds")
+		}
+		got <- err
+	}()
+	testenv.WaitFor(t, testenv.WaitShort, "the second writer to queue", func() bool { return len(testenv.Children(t, c2, path)) == 2 })
 	if err := rw1.Read().Lock(wctx); err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +206,15 @@ func TestRWContendingDowngrade(t *testing.T) {
 	if err := rw1.Write().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-got:
-		t.Fatalf("second writer got in while the downgraded reader holds: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
+	// The second writer has seen the write go when it watches the read
+	// node, in the writer's place, instead.
+	read := rw1.Read().Node()
+	testenv.WaitFor(t, testenv.WaitShort, "the second writer to watch the downgraded read", func() bool {
+		m, err := testenv.Shared().WatchesByPath()
+		return err == nil && slices.Contains(m[read], c2.Session().ID())
+	})
+	testenv.NotYet(t, got, "the second writer, while the downgraded reader holds,")
+	readGoing.Store(true)
 	if err := rw1.Read().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func TestSemaphoreSharedCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *semaphore.Lease)
+	got := make(chan *semaphore.Lease, 1)
 	go func() {
 		l, err := s.Acquire(ctx)
 		if err != nil {
@@ -167,7 +167,7 @@ func TestSemaphoreSharedCount(t *testing.T) {
 		}
 		got <- l
 	}()
-	testenv.WaitFor(t, 10*time.Second, "the second acquirer to wait", func() bool { return len(leaseNodes(t, c, path)) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the second acquirer to wait", func() bool { return len(leaseNodes(t, c, path)) == 2 })
 	// A count Curator's 4 bytes cannot hold is refused, not truncated
 	// (1<<32+1 would be stored as 1).
 	if err := count.SetCount(ctx, 1<<32+1); !errors.Is(err, curator.ErrInvalidArgument) {
@@ -184,34 +184,42 @@ func TestSemaphoreSharedCount(t *testing.T) {
 	if second == nil {
 		t.FailNow()
 	}
-	// Lower to 1 with two held: a third waits until both are back.
+	// Lower to 1 with two held: a third waits until both are back. Granted
+	// before the second is even being released, it was granted over the
+	// maximum (whenever that shows).
 	if err := count.SetCount(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, 10*time.Second, "the count to be seen", func() bool { return count.Count() == 1 })
+	testenv.WaitFor(t, testenv.WaitShort, "the count to be seen", func() bool { return count.Count() == 1 })
+	var secondGoing atomic.Bool
 	go func() {
 		l, err := s.Acquire(ctx)
 		if err != nil {
 			t.Error(err)
+		} else if !secondGoing.Load() {
+			t.Error("granted over a lowered maximum: the third lease came while the second was held")
 		}
 		got <- l
 	}()
+	testenv.WaitFor(t, testenv.WaitShort, "the third acquirer's lease node", func() bool { return len(leaseNodes(t, c, path)) == 3 })
 	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-got:
-		t.Fatal("granted over a lowered maximum")
-	case <-time.After(300 * time.Millisecond):
-	}
+	// The third's node and the second's are left: the third decides on the
+	// read that follows the first's deletion.
+	testenv.WaitFor(t, testenv.WaitShort, "the first lease gone", func() bool { return len(leaseNodes(t, c, path)) == 2 })
+	testenv.NotYet(t, got, "the third Acquire over a lowered maximum")
+	secondGoing.Store(true)
 	if err := second.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	third := <-got
+	third := <-got // Acquire ends with ctx at the latest
 	if third == nil {
 		t.FailNow()
 	}
-	third.Release(ctx)
+	if err := third.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// A stale version is refused.
 	stale := count.VersionedValue()
 	stale.Version--
