@@ -27,8 +27,13 @@ func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
 	}
 	armed := make(chan struct{}, 1)
 	defer driver.SetNodeWatchHook(func(string) { armed <- struct{}{} })()
+	const watcher = "internal/driver.(*Contender).Hold"
+	testenv.WaitFor(t, testenv.WaitShort, "no node watcher of an earlier test", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 	h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true, Token: token})
 	<-armed
+	if n := testenv.GoroutinesMadeBy(watcher); n != 1 {
+		t.Fatalf("%d node watchers of the holding, want 1", n)
+	}
 	if tok, err := h.FencingToken(ctx); err != nil || tok != token {
 		t.Fatalf("FencingToken = %d, %v; want the verified %d", tok, err, token)
 	}
@@ -48,6 +53,8 @@ func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
 	if _, w := c.WatchStats(); w != 0 {
 		t.Fatalf("%d watch waiters left in the client", w)
 	}
+	// The client lives on: the holding's node watcher must end all the same.
+	testenv.WaitFor(t, testenv.WaitShort, "the holding's node watcher to end", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 }
 
 // KeepOnLoss: a holding lost to a suspended connection keeps its node while

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -266,4 +267,21 @@ func sequence(name string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(name[len(name)-10:], 10, 64)
 	return n, err == nil && n >= 0
+}
+
+// GoroutinesMadeBy counts the live goroutines that fn started, by their
+// "created by" line (one made but not run yet shows no function of its
+// own). fn is the function's name within the module, as a stack shows it:
+// "recipes/leader.newDispatcher", "internal/driver.(*Contender).Hold".
+// Tests check with it that a recipe's goroutines end while its client
+// lives on (goleak only looks at the end of the binary).
+func GoroutinesMadeBy(fn string) int {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "created by github.com/gocurator/curator/"+fn+" ")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }

@@ -3,7 +3,6 @@ package multilock_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -831,8 +830,10 @@ func TestWithNamespace(t *testing.T) {
 }
 
 // Lost costs one goroutine per holding however often it is called, and
-// Unlock ends it (goleak checks the rest at the end).
+// Unlock ends it while the client lives on.
 func TestLostOneGoroutine(t *testing.T) {
+	const watcher = "recipes/multilock.(*MultiLock).Lost"
+	testenv.WaitFor(t, testenv.WaitShort, "no Lost goroutine of an earlier test", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 4)
 	ml, _ := multilock.NewFromPaths(c, ps...)
@@ -840,19 +841,19 @@ func TestLostOneGoroutine(t *testing.T) {
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := runtime.NumGoroutine()
 	ch := ml.Lost()
 	for range 10 {
 		if ml.Lost() != ch {
 			t.Fatal("Lost changed within one holding")
 		}
 	}
-	if n := runtime.NumGoroutine() - before; n > 1 {
-		t.Fatalf("Lost started %d goroutines", n)
+	if n := testenv.GoroutinesMadeBy(watcher); n != 1 {
+		t.Fatalf("Lost started %d goroutines, want 1", n)
 	}
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	testenv.WaitFor(t, testenv.WaitShort, "Unlock to end the Lost goroutine", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 	if testenv.IsClosed(ch) {
 		t.Fatal("released, not lost: the holding's channel must stay open")
 	}
