@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -283,5 +284,28 @@ func GoroutinesMadeBy(fn string) int {
 			return strings.Count(string(buf[:n]), "created by github.com/gocurator/curator/"+fn+" ")
 		}
 		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// RestoreLater registers now the clean-up that undoes test hooks, and
+// returns the func to hand each hook's restore to. Called before the test
+// makes its clients, it restores the hooks after every client is closed
+// (clean-ups run last in, first out), when no goroutine of theirs can run
+// a hook any more; a defer, or a clean-up registered after the clients,
+// would restore a hook under them. The restores run last-given first.
+func RestoreLater(t testing.TB) (later func(restore func())) {
+	var mu sync.Mutex
+	var restores []func()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := len(restores) - 1; i >= 0; i-- {
+			restores[i]()
+		}
+	})
+	return func(restore func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		restores = append(restores, restore)
 	}
 }

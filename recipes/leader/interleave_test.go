@@ -105,6 +105,7 @@ func TestLatchPathDeleted(t *testing.T) {
 // before it set its watch. The waiter reads the line again (it never starts
 // over with a new node, which livelocked Curator's latches) and leads.
 func TestPredecessorGoneBeforeWatch(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/leader")
 	c := testenv.Client(t, testenv.Shared().ConnectString())
@@ -114,14 +115,14 @@ func TestPredecessorGoneBeforeWatch(t *testing.T) {
 	}
 	var once sync.Once
 	hooked := make(chan struct{})
-	defer driver.SetWaitHook(func(*driver.Contender) {
+	later(driver.SetWaitHook(func(*driver.Contender) {
 		once.Do(func() {
 			if err := a.Resign(ctx); err != nil {
 				t.Error(err)
 			}
 			close(hooked)
 		})
-	})()
+	}))
 	var nodes []string
 	bNode := ""
 	b2 := newElection(t, c, path, "b", leader.WithOnEnqueue(func(n string) { nodes = append(nodes, n); bNode = n }))
@@ -140,6 +141,7 @@ func TestPredecessorGoneBeforeWatch(t *testing.T) {
 // it takes part again in its new session, leading on a node that session
 // owns.
 func TestOwnerCheckAfterExpiry(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/leader")
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
@@ -147,7 +149,7 @@ func TestOwnerCheckAfterExpiry(t *testing.T) {
 	e := newElection(t, c, path, "a")
 	var once sync.Once
 	expired := make(chan int64, 1)
-	defer leader.SetVerifyHook(func(string) {
+	later(leader.SetVerifyHook(func(string) {
 		once.Do(func() {
 			id := c.Session().ID()
 			if err := zktest.ExpireSession(ctx, px, testenv.Shared(), id); err != nil {
@@ -155,10 +157,10 @@ func TestOwnerCheckAfterExpiry(t *testing.T) {
 			}
 			expired <- id
 		})
-	})()
+	}))
 	var events []string
 	var mu sync.Mutex
-	defer leader.SetEventHook(func(k string, stale bool) { mu.Lock(); events = append(events, k); mu.Unlock() })()
+	later(leader.SetEventHook(func(k string, stale bool) { mu.Lock(); events = append(events, k); mu.Unlock() }))
 	lctx := won(t, campaign(ctx, e), "a")
 	old := <-expired
 	if lctx.Err() != nil {
