@@ -24,8 +24,7 @@ func TestFaultsSemaphore(t *testing.T) {
 	admin := connect(t, cl.ConnectString())
 	const path, max = "/faults/semaphore", 3
 	rep := &report{}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute))
 
 	var mu sync.Mutex
 	active := map[*semaphore.Lease]bool{}
@@ -67,7 +66,9 @@ func TestFaultsSemaphore(t *testing.T) {
 				l, err := s.Acquire(ctx)
 				if err != nil {
 					if ctx.Err() != nil {
-						t.Errorf("never acquired again: %v", err)
+						if !errors.Is(context.Cause(ctx), errTestOver) {
+							t.Errorf("never acquired again: %v", err)
+						}
 						return
 					}
 					continue
@@ -102,6 +103,9 @@ func TestFaultsSemaphore(t *testing.T) {
 			}
 		}()
 	}
+	// After the clients: should the test end early, the acquirers stop
+	// before their clients close and before the test is over.
+	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
 	progress := func() int { return int(grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
 	start := time.Now()

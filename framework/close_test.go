@@ -36,6 +36,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.Close() }) // should the test end before it closes c (Close is idempotent)
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	if err := c.BlockUntilConnected(ctx); err != nil {
 		t.Fatal(err)

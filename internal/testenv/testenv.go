@@ -309,3 +309,18 @@ func RestoreLater(t testing.TB) (later func(restore func())) {
 		restores = append(restores, restore)
 	}
 }
+
+// Recv returns what ch delivers, or fails the test after d (what is what
+// the test waits for): a receive that only a hang would not end.
+func Recv[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("%s: not within %v", what, d)
+		panic("unreachable")
+	}
+}

@@ -37,7 +37,7 @@ func TestLeaderNodeDeletedBySomeoneElse(t *testing.T) {
 	if err := admin.Delete(ctx, a.Node()); err != nil {
 		t.Fatal(err)
 	}
-	<-aCtx.Done()
+	testenv.Recv(t, aCtx.Done(), testenv.WaitLong, "a's term to end")
 	if !causeIs(aCtx, curator.ErrLockLost) {
 		t.Fatalf("a's term ended with %v, want ErrLockLost", context.Cause(aCtx))
 	}
@@ -89,7 +89,7 @@ func TestLatchPathDeleted(t *testing.T) {
 	if err := admin.Delete(ctx, path, framework.WithChildren()); err != nil {
 		t.Fatal(err)
 	}
-	<-first.Done()
+	testenv.Recv(t, first.Done(), testenv.WaitLong, "the first term to end")
 	testenv.WaitFor(t, testenv.WaitLong, "all back in line, one leader", func() bool {
 		n := 0
 		for _, l := range ls {
@@ -127,7 +127,7 @@ func TestPredecessorGoneBeforeWatch(t *testing.T) {
 	bNode := ""
 	b2 := newElection(t, c, path, "b", leader.WithOnEnqueue(func(n string) { nodes = append(nodes, n); bNode = n }))
 	won(t, campaign(ctx, b2), "b")
-	<-hooked
+	testenv.Recv(t, hooked, testenv.WaitShort, "the wait hook")
 	if len(nodes) != 1 || b2.Node() != bNode {
 		t.Fatalf("b made nodes %v, leads with %s: it started over", nodes, b2.Node())
 	}
@@ -162,7 +162,7 @@ func TestOwnerCheckAfterExpiry(t *testing.T) {
 	var mu sync.Mutex
 	later(leader.SetEventHook(func(k string, stale bool) { mu.Lock(); events = append(events, k); mu.Unlock() }))
 	lctx := won(t, campaign(ctx, e), "a")
-	old := <-expired
+	old := testenv.Recv(t, expired, testenv.WaitLong, "the session expired at the verify hook")
 	if lctx.Err() != nil {
 		t.Fatalf("the term is over already: %v", context.Cause(lctx))
 	}
@@ -198,7 +198,7 @@ func TestElectionSuspendEndsTermFirst(t *testing.T) {
 	bCh := campaign(ctx, b)
 	testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := b.Participants(ctx); return len(ps) == 2 })
 	px.Drop()
-	<-aCtx.Done()
+	testenv.Recv(t, aCtx.Done(), testenv.WaitLong, "a's term to end")
 	if !causeIs(aCtx, curator.ErrLockLost) {
 		t.Fatalf("cause %v", context.Cause(aCtx))
 	}
@@ -249,7 +249,7 @@ func TestStaleLossIsInert(t *testing.T) {
 	if err := admin.Delete(ctx, e.Node()); err != nil {
 		t.Fatal(err)
 	}
-	<-lctx.Done()
+	testenv.Recv(t, lctx.Done(), testenv.WaitLong, "the term to end")
 	next := won(t, campaign(ctx, e), "a again")
 	if next.Err() != nil {
 		t.Fatalf("the new term ended: %v", context.Cause(next))

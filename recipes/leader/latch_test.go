@@ -279,7 +279,7 @@ func TestLatchLostTermsLeaveNoMonitor(t *testing.T) {
 	base := driver.Holdings() // a's term's among them
 	for range 3 {
 		px.Drop() // suspended: the term is lost; the session lives
-		<-term.Done()
+		testenv.Recv(t, term.Done(), testenv.WaitShort, "the term lost to the suspension")
 		if term, err = a.Await(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -492,7 +492,7 @@ func TestMutexRevoking(t *testing.T) {
 	if err := m2.Lock(tctx); err != nil {
 		t.Fatal(err)
 	}
-	<-revoked
+	testenv.Recv(t, revoked, testenv.WaitShort, "the revoked holder's release")
 	if err := m2.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -239,12 +239,15 @@ func TestSemaphoreClientClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c1.Close() }) // should the test end before it closes c1 (Close is idempotent)
 	ctx := testenv.Ctx(t, time.Minute)
 	l, err := newSem(t, c1, path, 1).Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1.Close()
+	if err := c1.Close(); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-l.Lost():
 	default:
@@ -364,18 +367,20 @@ func TestSemaphoreAfterLostServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := make(chan framework.State, 16)
-	c.AddListener(func(st framework.State) { states <- st })
+	states := make(chan framework.State, 64)
+	c.AddListener(func(st framework.State) {
+		select { // never block the client's listener
+		case states <- st:
+		default:
+		}
+	})
 	waiting := make(chan error, 1)
 	go func() { _, err := newSem(t, c, path, 1).Acquire(ctx); waiting <- err }()
 	testenv.WaitFor(t, 10*time.Second, "the waiter's lease node", func() bool { return len(leaseNodes(t, c, path)) == 2 })
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	for st := range states {
-		if st == framework.StateLost {
-			break
-		}
+	for testenv.Recv(t, states, testenv.WaitLong, "the session lost with the server gone") != framework.StateLost {
 	}
 	if err := <-waiting; err == nil {
 		t.Fatal("a waiter whose session was lost got a lease")
@@ -546,13 +551,17 @@ func TestSemaphoreMutexUnlockedElsewhereAtOnce(t *testing.T) {
 	}
 }
 
+// errTestOver ends the context of a test's workers when the test ends
+// early (it failed): they stop without a word of their own.
+var errTestOver = errors.New("the test is over")
+
 // A 3-node ensemble loses a member mid-run: no lease is granted twice
 // (counting holders not told of a loss) and everyone finishes.
 func TestSemaphoreCluster(t *testing.T) {
 	cl := zktest.StartCluster(t, 3)
 	path := semPath(t)
 	const max = 2
-	ctx := testenv.Ctx(t, 3*time.Minute)
+	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 3*time.Minute))
 	var mu sync.Mutex
 	active := map[*semaphore.Lease]bool{}
 	var violations, done atomic.Int32
@@ -566,7 +575,9 @@ func TestSemaphoreCluster(t *testing.T) {
 				l, err := s.Acquire(ctx)
 				if err != nil {
 					if ctx.Err() != nil {
-						t.Error(err)
+						if !errors.Is(context.Cause(ctx), errTestOver) {
+							t.Error(err)
+						}
 						return
 					}
 					continue
@@ -602,6 +613,9 @@ func TestSemaphoreCluster(t *testing.T) {
 			}
 		}()
 	}
+	// After the clients: should the test end early, the acquirers stop
+	// before their clients close and before the test is over.
+	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
 	testenv.WaitFor(t, time.Minute, "work before the fault", func() bool { return done.Load() >= 10 })
 	leader, err := cl.Leader()
 	if err != nil {
