@@ -34,7 +34,7 @@ func TestMutexHolderSessionExpires(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- mb.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the waiter to queue", func() bool { return len(testenv.Children(t, cb, path)) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the waiter to queue", func() bool { return len(testenv.Children(t, cb, path)) == 2 })
 	if err := zktest.ExpireSession(ctx, px, srv, ca.Session().ID()); err != nil {
 		t.Fatal(err)
 	}

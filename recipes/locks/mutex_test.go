@@ -321,7 +321,7 @@ func TestMutexTwoClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, 10*time.Second, "two participants", func() bool {
+	testenv.WaitFor(t, testenv.WaitShort, "two participants", func() bool {
 		parts, err = m1.Participants(ctx)
 		return err == nil && len(parts) == 2
 	})
@@ -516,7 +516,7 @@ func TestMutexOwnNodeVanishes(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- waiter.Lock(ctx) }()
 	var victim string
-	testenv.WaitFor(t, 10*time.Second, "the waiter's node", func() bool {
+	testenv.WaitFor(t, testenv.WaitShort, "the waiter's node", func() bool {
 		parts, _ := holder.Participants(ctx)
 		if len(parts) == 2 {
 			victim = parts[1]

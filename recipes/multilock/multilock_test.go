@@ -231,7 +231,7 @@ func TestTwoClients(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- ml2.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the second client to queue", func() bool { return len(testenv.Children(t, c1, ps[0])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the second client to queue", func() bool { return len(testenv.Children(t, c1, ps[0])) == 2 })
 	if ml2.IsAcquiredInThisProcess() || !ml1.IsAcquiredInThisProcess() {
 		t.Fatal("two holders, or none")
 	}
@@ -480,7 +480,7 @@ func TestHolderSessionExpires(t *testing.T) {
 	lost := ml1.Lost()
 	got := make(chan error, 1)
 	go func() { got <- ml2.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the other client to queue", func() bool { return len(testenv.Children(t, strong, ps[0])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the other client to queue", func() bool { return len(testenv.Children(t, strong, ps[0])) == 2 })
 	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +552,7 @@ func TestMemberLostWhileAcquiring(t *testing.T) {
 	ml, _ := multilock.New(m0, m1)
 	got := make(chan error, 1)
 	go func() { got <- ml.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "Lock to wait for member 1", func() bool { return len(testenv.Children(t, strong, ps[1])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "Lock to wait for member 1", func() bool { return len(testenv.Children(t, strong, ps[1])) == 2 })
 	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +571,7 @@ func TestMemberLostWhileAcquiring(t *testing.T) {
 	if m0.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
 		t.Fatal("a member left held")
 	}
-	testenv.WaitFor(t, 10*time.Second, "member 0's node to go", func() bool { return len(testenv.Children(t, strong, ps[0])) == 0 })
+	testenv.WaitFor(t, testenv.WaitShort, "member 0's node to go", func() bool { return len(testenv.Children(t, strong, ps[0])) == 0 })
 	noNodes(t, strong, ps...)
 }
 
@@ -617,7 +617,7 @@ func TestMixedKinds(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the rival to queue", func() bool { return len(testenv.Children(t, c, ps[0])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the rival to queue", func() bool { return len(testenv.Children(t, c, ps[0])) == 2 })
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

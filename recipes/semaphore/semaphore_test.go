@@ -69,6 +69,8 @@ func TestSemaphoreSimple(t *testing.T) {
 // Never more than max leases across 10 clients and 200 cycles of leases of
 // several sizes (Curator's testMaxPerSession, grown: here the demand exceeds
 // the maximum, where Curator's one-at-a-time acquire(qty) can deadlock).
+// The peak in use is logged: how high it gets is up to the scheduler
+// (TestSemaphoreSimple shows leases held side by side for sure).
 func TestSemaphoreNeverOverMax(t *testing.T) {
 	path := semPath(t)
 	const max = 5
@@ -104,7 +106,8 @@ func TestSemaphoreNeverOverMax(t *testing.T) {
 		}(uint64(i))
 	}
 	wg.Wait()
-	if cycles.Load() != 200 || peak.Load() < 2 || peak.Load() > max {
+	t.Logf("cycles %d, peak leases in use %d (max %d)", cycles.Load(), peak.Load(), max)
+	if cycles.Load() != 200 || peak.Load() > max {
 		t.Fatalf("cycles %d, peak %d", cycles.Load(), peak.Load())
 	}
 }
@@ -376,7 +379,7 @@ func TestSemaphoreAfterLostServer(t *testing.T) {
 	})
 	waiting := make(chan error, 1)
 	go func() { _, err := newSem(t, c, path, 1).Acquire(ctx); waiting <- err }()
-	testenv.WaitFor(t, 10*time.Second, "the waiter's lease node", func() bool { return len(leaseNodes(t, c, path)) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the waiter's lease node", func() bool { return len(leaseNodes(t, c, path)) == 2 })
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
