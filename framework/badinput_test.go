@@ -285,7 +285,11 @@ func TestClosedClient(t *testing.T) {
 	}
 	remove := c.AddListener(func(framework.State) { t.Error("listener called on a closed client") })
 	remove()
-	if d := time.Since(start); d > 5*time.Second {
+	// At once: logged, not judged, but for a bound only a hang (or every
+	// call waiting out a connection timeout) reaches.
+	d := time.Since(start)
+	t.Logf("%d calls on a closed client took %v", len(pathOps(c))+3, d)
+	if d > testenv.WaitShort {
 		t.Fatalf("calls on a closed client took %v", d)
 	}
 }

@@ -17,6 +17,7 @@ import (
 // its simulated expiration does, while the server still keeps it). The
 // node of the previous session is dropped and a new one made.
 func TestProtectedRetryDoesNotAdoptPreviousSession(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the clients: restored once they are closed
 	p := zktest.StartProxy(t, testenv.Shared().Addr())
 	ns := testenv.Uniq("protsess")
 	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(ns),
@@ -31,7 +32,7 @@ func TestProtectedRetryDoesNotAdoptPreviousSession(t *testing.T) {
 	var once sync.Once
 	var firstCzxid int64
 	var firstName string
-	defer framework.SetProtectedRetryHook(func() {
+	later(framework.SetProtectedRetryHook(func() {
 		once.Do(func() {
 			// The first attempt's node is on the server: remember it,
 			// then let the client give up its session.
@@ -49,7 +50,7 @@ func TestProtectedRetryDoesNotAdoptPreviousSession(t *testing.T) {
 			})
 			framework.DeclareSessionLost(c)
 		})
-	})()
+	}))
 
 	p.DropAfterRequest(1)
 	n, err := c.CreateNode(ctx, "/parent/node", nil, framework.WithProtection(), framework.WithMode(framework.ModeEphemeral))

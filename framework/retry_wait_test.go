@@ -2,6 +2,9 @@ package framework_test
 
 import (
 	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,14 +16,20 @@ import (
 
 // One connection wait per operation: with the server unreachable (a black
 // hole: the client cannot even tell a dial failed), a call with a policy
-// of N retries returns after about one connection timeout plus the
-// policy's sleeps, never N+1 connection timeouts or more (go-zookeeper
-// would otherwise queue each attempt until a reconnection).
+// of N retries waits for a connection once, the connection timeout, and
+// then each retry fails at once: never N+1 connection timeouts
+// (go-zookeeper would otherwise queue each attempt until a reconnection).
+// The policy records when it is asked: N+1 times, the first after the
+// connection timeout, the last less than a connection timeout after the
+// first (the sleeps between are 20 ms each, so only a stall of seconds
+// could make them add up to one). The connection timeout is well inside
+// the session timeout, which starts at the suspension: the session is not
+// lost before Get gives up.
 func TestOneConnectionWaitPerOperation(t *testing.T) {
 	const (
-		connTimeout = time.Second
+		connTimeout = 2 * time.Second
 		retries     = 4
-		sleep       = 50 * time.Millisecond
+		sleep       = 20 * time.Millisecond
 	)
 	for _, tc := range []struct {
 		name  string
@@ -28,10 +37,11 @@ func TestOneConnectionWaitPerOperation(t *testing.T) {
 	}{{"RetryOneTime", 1}, {"RetryNTimes", retries}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startProxyFor(t)
-			policy, err := retry.NewNTimes(tc.retry, sleep)
+			inner, err := retry.NewNTimes(tc.retry, sleep)
 			if err != nil {
 				t.Fatal(err)
 			}
+			policy := &askedPolicy{Policy: inner}
 			c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(testenv.Uniq("onewait")),
 				framework.WithSessionTimeout(4*time.Second),
 				framework.WithConnectionTimeout(connTimeout),
@@ -45,21 +55,49 @@ func TestOneConnectionWaitPerOperation(t *testing.T) {
 			p.Blackhole()
 			log.wait(t, testenv.WaitShort, framework.StateConnected, framework.StateSuspended)
 
+			policy.record.Store(true)
 			start := time.Now()
 			_, _, err = c.Get(ctx, "/node")
 			elapsed := time.Since(start)
-			t.Logf("Get with %d retries while partitioned: %v after %v", tc.retry, err, elapsed)
+			policy.record.Store(false)
+			asked := policy.got()
+			t.Logf("Get with %d retries while partitioned: %v after %v; the policy was asked at %v", tc.retry, err, elapsed, asked)
 			if !errors.Is(err, curator.ErrConnectionLoss) {
 				t.Fatalf("Get while partitioned: %v, want ErrConnectionLoss", err)
 			}
-			// About connTimeout + retry*sleep; N+1 waits would be (retry+1)*connTimeout.
-			bound := connTimeout + time.Duration(tc.retry)*sleep + 700*time.Millisecond
-			if elapsed > bound {
-				t.Fatalf("Get with %d retries took %v, want under %v (one connection wait)", tc.retry, elapsed, bound)
+			if len(asked) != tc.retry+1 {
+				t.Fatalf("the policy was asked %d times, want %d (once per attempt)", len(asked), tc.retry+1)
 			}
-			if elapsed < connTimeout {
-				t.Fatalf("Get gave up after %v, before the connection timeout %v", elapsed, connTimeout)
+			if asked[0] < connTimeout {
+				t.Fatalf("Get gave up its first attempt after %v, before the connection timeout %v", asked[0], connTimeout)
+			}
+			if spread := asked[len(asked)-1] - asked[0]; spread >= connTimeout {
+				t.Fatalf("the retries took %v after the first connection wait: another connection wait (%v)", spread, connTimeout)
 			}
 		})
 	}
+}
+
+// askedPolicy is a retry policy that records, while record is set, the
+// elapsed time it is asked at.
+type askedPolicy struct {
+	retry.Policy
+	record atomic.Bool
+	mu     sync.Mutex
+	asked  []time.Duration
+}
+
+func (p *askedPolicy) Next(n int, elapsed time.Duration) (time.Duration, bool) {
+	if p.record.Load() {
+		p.mu.Lock()
+		p.asked = append(p.asked, elapsed)
+		p.mu.Unlock()
+	}
+	return p.Policy.Next(n, elapsed)
+}
+
+func (p *askedPolicy) got() []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.asked)
 }

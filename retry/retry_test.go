@@ -275,25 +275,72 @@ func TestFromBackOff(t *testing.T) {
 	}
 }
 
-// TestConcurrentUse shares each policy among goroutines, for -race.
+// TestConcurrentUse shares each policy among goroutines (for -race), and
+// each goroutine must get what one goroutine alone gets: a policy keeps no
+// state between decisions. The exponential policies draw from a fixed
+// source here (the largest draw) so that their answers can be compared;
+// with their random source, shared too, each answer must lie in the
+// documented range.
 func TestConcurrentUse(t *testing.T) {
+	top := func(n int) int { return n - 1 }
 	exp, _ := retry.NewExponentialBackoff(time.Millisecond, 10)
+	retry.SetIntN(exp, top)
 	bounded, _ := retry.NewBoundedExponentialBackoff(time.Millisecond, 5*time.Millisecond, 10)
+	retry.SetIntN(bounded, top)
 	n, _ := retry.NewNTimes(5, time.Millisecond)
 	until, _ := retry.NewUntilElapsed(time.Second, time.Millisecond)
 	forever, _ := retry.NewForever(time.Millisecond)
 	fb, _ := retry.FromBackOff(func() backoff.BackOff {
-		return backoff.WithMaxRetries(backoff.NewExponentialBackOff(), 8)
+		b := backoff.NewExponentialBackOff()
+		b.RandomizationFactor = 0
+		return backoff.WithMaxRetries(b, 8)
 	})
 	policies := []retry.Policy{exp, bounded, n, until, forever, retry.Never, fb}
+	randExp, _ := retry.NewExponentialBackoff(time.Millisecond, 10)
+	randBounded, _ := retry.NewBoundedExponentialBackoff(time.Millisecond, 5*time.Millisecond, 10)
+
+	type answer struct {
+		d  time.Duration
+		ok bool
+	}
+	const rounds = 500
+	ask := func(p retry.Policy, i int) answer {
+		d, ok := p.Next(i%12, time.Duration(i)*time.Millisecond)
+		return answer{d, ok}
+	}
+	want := make([][]answer, len(policies))
+	for j, p := range policies {
+		for i := range rounds {
+			want[j] = append(want[j], ask(p, i))
+		}
+	}
+	// inRange is the exponential formula's range for retry n (capped).
+	inRange := func(a answer, n int, maxSleep time.Duration) bool {
+		if n >= 10 {
+			return !a.ok && a.d == 0
+		}
+		hi := min(time.Millisecond*time.Duration(1<<(n+1)-1), maxSleep)
+		return a.ok && a.d >= time.Millisecond && a.d <= hi
+	}
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range 500 {
-				for _, p := range policies {
-					p.Next(i%12, time.Duration(i)*time.Millisecond)
+			for i := range rounds {
+				for j, p := range policies {
+					if got := ask(p, i); got != want[j][i] {
+						t.Errorf("policy %d (%T), round %d: %v concurrently, %v alone", j, p, i, got, want[j][i])
+						return
+					}
+				}
+				if a := ask(randExp, i); !inRange(a, i%12, time.Duration(math.MaxInt64)) {
+					t.Errorf("exponential, retry %d: %v, out of range", i%12, a)
+					return
+				}
+				if a := ask(randBounded, i); !inRange(a, i%12, 5*time.Millisecond) {
+					t.Errorf("bounded exponential, retry %d: %v, out of range", i%12, a)
+					return
 				}
 			}
 		}()

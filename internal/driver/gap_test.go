@@ -69,10 +69,7 @@ func (s *gapScene) enqueue(t *testing.T) (*driver.Contender, <-chan error) {
 		t.Fatal(err)
 	}
 	done := waitOn(s.ctx, c)
-	for w := range s.waiting {
-		if w == c {
-			break
-		}
+	for testenv.Recv(t, s.waiting, testenv.WaitShort, "the new contender's Wait to decide to wait") != c {
 	}
 	return c, done
 }

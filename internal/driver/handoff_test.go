@@ -34,7 +34,9 @@ func waitOn(ctx context.Context, c *driver.Contender) <-chan error {
 }
 
 // parks counts each contender's parks (driver.SetParkHook: every watch and
-// mark of its wait set) from now to the end of the test.
+// mark of its wait set) from now to the end of the test. Call countParks
+// before the test's clients: the hook is then restored once they are
+// closed.
 type parks struct {
 	mu sync.Mutex
 	n  map[*driver.Contender]int
@@ -78,6 +80,7 @@ func queueReads(px *zktest.Proxy) int {
 // queue's length (issue 16). Nothing of the handoff's bookkeeping stays
 // once nobody waits.
 func TestHandoffReadsNothing(t *testing.T) {
+	pk := countParks(t)
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	c := testenv.Client(t, px.Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
@@ -90,7 +93,6 @@ func TestHandoffReadsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 30
-	pk := countParks(t)
 	waiters := make([]*driver.Contender, n)
 	done := make([]<-chan error, n)
 	for i := range waiters {
@@ -106,8 +108,14 @@ func TestHandoffReadsNothing(t *testing.T) {
 	if err := holder.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Read the queue beside the proxy, which counts the waiters' requests.
+	direct := testenv.Client(t, testenv.Shared().ConnectString())
 	for i, w := range waiters {
 		if err := <-done[i]; err != nil {
+			t.Fatalf("waiter %d: %v", i, err)
+		}
+		// It holds: its node is first on the server (all before it gone).
+		if err := testenv.IsFirst(direct, w.Node()); err != nil {
 			t.Fatalf("waiter %d: %v", i, err)
 		}
 		for j := i + 1; j < n; j++ { // in order: no later waiter holds yet
@@ -132,6 +140,7 @@ func TestHandoffReadsNothing(t *testing.T) {
 // gone: its successor, which then waits on the same predecessor, takes it,
 // alone (the handoff's proof, step 4).
 func TestHandoffNotWithoutOurNode(t *testing.T) {
+	pk := countParks(t)
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	op := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
@@ -149,7 +158,6 @@ func TestHandoffNotWithoutOurNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Delete(ctx)
-	pk := countParks(t)
 	wDone, sDone := waitOn(ctx, w), waitOn(ctx, s)
 	pk.waitParked(t, w, 1, "w waiting, its node marked")
 	pk.waitParked(t, s, 1, "s waiting")
@@ -173,6 +181,7 @@ func TestHandoffNotWithoutOurNode(t *testing.T) {
 // take the lock past a holder still there, which this process never saw
 // go: it reads the queue again and waits on the holder.
 func TestHandoffNotPastALiveHolder(t *testing.T) {
+	pk := countParks(t)
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	other := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
@@ -192,7 +201,6 @@ func TestHandoffNotPastALiveHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Delete(ctx)
-	pk := countParks(t)
 	wDone := waitOn(ctx, w)
 	pk.waitParked(t, w, 1, "w watching x")
 	if err := x.Delete(ctx); err != nil { // x gives up
@@ -370,11 +378,11 @@ func TestHandoffAcrossProcessesReadsNothing(t *testing.T) {
 func TestHandoffMarkNotAcrossConnections(t *testing.T) {
 	for _, ownGone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("own node deleted=%v", ownGone), func(t *testing.T) {
+			pk := countParks(t)
 			px := zktest.StartProxy(t, testenv.Shared().Addr())
 			op := testenv.Client(t, testenv.Shared().ConnectString())
 			ctx := testenv.Ctx(t, testenv.WaitLong)
 			path := testenv.Path(t, "/handoff")
-			pk := countParks(t)
 			holder, err := newDriver(t, op, path).Acquire(ctx, nil, &driver.WaitOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -425,6 +433,7 @@ func TestHandoffMarkNotAcrossConnections(t *testing.T) {
 // goes), y, w (ours, through a counting proxy); x goes right after w has
 // read the queue.
 func TestHandoffLookAheadAlreadyGone(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the clients: restored once they are closed
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
@@ -434,7 +443,7 @@ func TestHandoffLookAheadAlreadyGone(t *testing.T) {
 	pk.waitParked(t, y, 1, "y waiting on x")
 	w := enqueueVia(t, ctx, px, path)
 	var once sync.Once
-	t.Cleanup(driver.SetWaitHook(func(ct *driver.Contender) {
+	later(driver.SetWaitHook(func(ct *driver.Contender) {
 		if ct == w {
 			once.Do(func() { // w has read holder, x, y, w and chosen y
 				if err := x.Delete(ctx); err != nil {

@@ -17,6 +17,7 @@ import (
 // the node (CURATOR-49): its context ends with ErrLockLost, and its
 // goroutines end.
 func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the clients: restored once they are closed
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	other := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitShort)
@@ -26,9 +27,14 @@ func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
 		t.Fatalf("Verify of a held node: %d, %v", token, err)
 	}
 	armed := make(chan struct{}, 1)
-	defer driver.SetNodeWatchHook(func(string) { armed <- struct{}{} })()
+	later(driver.SetNodeWatchHook(func(string) { notify(armed) }))
+	const watcher = "internal/driver.(*Contender).Hold"
+	testenv.WaitFor(t, testenv.WaitShort, "no node watcher of an earlier test", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 	h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true, Token: token})
 	<-armed
+	if n := testenv.GoroutinesMadeBy(watcher); n != 1 {
+		t.Fatalf("%d node watchers of the holding, want 1", n)
+	}
 	if tok, err := h.FencingToken(ctx); err != nil || tok != token {
 		t.Fatalf("FencingToken = %d, %v; want the verified %d", tok, err, token)
 	}
@@ -48,6 +54,8 @@ func TestHoldWatchNodeLosesOnDelete(t *testing.T) {
 	if _, w := c.WatchStats(); w != 0 {
 		t.Fatalf("%d watch waiters left in the client", w)
 	}
+	// The client lives on: the holding's node watcher must end all the same.
+	testenv.WaitFor(t, testenv.WaitShort, "the holding's node watcher to end", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 }
 
 // KeepOnLoss: a holding lost to a suspended connection keeps its node while
@@ -90,25 +98,29 @@ func TestHoldKeepOnLoss(t *testing.T) {
 // first). The leader's term watcher and the lock's Do each look from one
 // side.
 func TestLossSeenAlikeEverywhere(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the clients: restored once they are closed
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	other := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitShort)
 	ct := acquired(t, ctx, c)
 	armed := make(chan struct{}, 1)
-	defer driver.SetNodeWatchHook(func(string) { armed <- struct{}{} })()
+	later(driver.SetNodeWatchHook(func(string) { notify(armed) }))
 	seen := make(chan string, 1)
-	defer driver.SetLosingHook(func(h *driver.Hold) {
+	later(driver.SetLosingHook(func(h *driver.Hold) {
+		var bad string
 		switch {
 		case h.Context().Err() == nil:
-			seen <- "the held context not ended yet"
+			bad = "the held context not ended yet"
 		case !h.IsLost():
-			seen <- "IsLost false once the held context ended"
+			bad = "IsLost false once the held context ended"
 		case !errors.Is(context.Cause(h.Context()), curator.ErrLockLost):
-			seen <- fmt.Sprintf("cause %v", context.Cause(h.Context()))
-		default:
-			seen <- ""
+			bad = fmt.Sprintf("cause %v", context.Cause(h.Context()))
 		}
-	})()
+		select { // the first loss's finding; never block a loss
+		case seen <- bad:
+		default:
+		}
+	}))
 	h := ct.Hold(ctx, driver.HoldOptions{WatchNode: true})
 	<-armed
 	if err := other.Delete(ctx, ct.Node()); err != nil {
@@ -140,4 +152,13 @@ func acquired(t *testing.T, ctx context.Context, c *framework.Client) *driver.Co
 		t.Fatal(err)
 	}
 	return ct
+}
+
+// notify sends on ch without blocking: a hook must never hold up the
+// goroutine that runs it (a second event finds the first still unread).
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

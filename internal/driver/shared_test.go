@@ -164,12 +164,13 @@ func (e *endCtx) end(err error) { e.once.Do(func() { e.err = err; close(e.done) 
 // them sends it. It returns the two waiters' errors and the reads sent.
 func senderGivesUp(t *testing.T) (errs []error, sends int) {
 	t.Helper()
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	d := newDriver(t, c, testenv.Path(t, "/driver"))
 	cts := enqueueN(t, ctx, d, 3)
 	var mu sync.Mutex
-	defer driver.SetReadHook(func(rctx context.Context) {
+	later(driver.SetReadHook(func(rctx context.Context) {
 		mu.Lock()
 		sends++
 		n := sends
@@ -180,7 +181,7 @@ func senderGivesUp(t *testing.T) (errs []error, sends int) {
 		case 2: // the read the two share: its sender gives up
 			rctx.Value(cancelKey{}).(*endCtx).end(context.Canceled)
 		}
-	})()
+	}))
 	first := make(chan error, 1)
 	go func() { first <- cts[0].Wait(ctx, &driver.WaitOptions{Try: true}) }()
 	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })
@@ -233,14 +234,15 @@ func TestSharedReadSharerToldItsOwnEnd(t *testing.T) {
 		mu    sync.Mutex
 		ended int
 	)
-	defer driver.SetSharedEndHook(func(sctx context.Context) {
+	// Before senderGivesUp's client: restored once it is closed.
+	testenv.RestoreLater(t)(driver.SetSharedEndHook(func(sctx context.Context) {
 		if e, ok := sctx.Value(cancelKey{}).(*endCtx); ok && e.Err() == nil {
 			mu.Lock()
 			ended++
 			mu.Unlock()
 			e.end(context.DeadlineExceeded) // the sharer's deadline passes right here
 		}
-	})()
+	}))
 	errs, _ := senderGivesUp(t)
 	mu.Lock()
 	defer mu.Unlock()
@@ -322,6 +324,7 @@ type nameKey struct{}
 // time, and the flight's channel was closed twice.) Hooks hold one sharer
 // until the other has sent and ended the flight, then let it look.
 func TestSharedReadSentOnce(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	d := newDriver(t, c, testenv.Path(t, "/driver"))
@@ -333,7 +336,7 @@ func TestSharedReadSentOnce(t *testing.T) {
 	)
 	holdY := make(chan struct{})
 	yDone := make(chan error, 1)
-	defer driver.SetReadHook(func(rctx context.Context) {
+	later(driver.SetReadHook(func(rctx context.Context) {
 		mu.Lock()
 		sends++
 		n := sends
@@ -341,9 +344,9 @@ func TestSharedReadSentOnce(t *testing.T) {
 		if n == 1 { // the first read: until both others wait for the next
 			testenv.WaitFor(t, testenv.WaitShort, "two sharers queued", func() bool { return driver.SharedReadWaiters() == 2 })
 		}
-	})()
+	}))
 	idled := 0
-	defer driver.SetReadHooks(func(wctx context.Context) {
+	later(driver.SetReadHooks(func(wctx context.Context) {
 		if wctx.Value(nameKey{}) == "y" {
 			<-holdY // y wakes late
 		}
@@ -361,7 +364,7 @@ func TestSharedReadSentOnce(t *testing.T) {
 				t.Error("y never returned")
 			}
 		}
-	})()
+	}))
 	first := make(chan error, 1)
 	go func() { first <- cts[0].Wait(named("a"), &driver.WaitOptions{Try: true}) }()
 	testenv.WaitFor(t, testenv.WaitShort, "the first read sent", func() bool { mu.Lock(); defer mu.Unlock(); return sends == 1 })

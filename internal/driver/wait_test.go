@@ -28,6 +28,7 @@ func countRule(max func() int) driver.Predicate {
 // Before the fix the waiter decided on an unwatched read, then set its watch
 // with a second read whose answer it threw away: it slept to its deadline.
 func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, time.Minute)
 	d, err := driver.New(c, testenv.Path(t, "/driver"), "lease-", countRule(func() int { return 1 }))
@@ -45,14 +46,14 @@ func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
 	defer waiter.Delete(ctx)
 	var once sync.Once
 	var released atomic.Bool
-	defer driver.SetWaitHook(func(w *driver.Contender) {
+	later(driver.SetWaitHook(func(w *driver.Contender) {
 		once.Do(func() {
 			if err := holder.Delete(ctx); err != nil {
 				t.Error(err)
 			}
 			released.Store(true)
 		})
-	})()
+	}))
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := waiter.Wait(wctx, &driver.WaitOptions{}); err != nil {
@@ -68,6 +69,7 @@ func TestWaitSeesReleaseBeforeWatch(t *testing.T) {
 // takes the wake channel before it reads the count. Before the fix it took
 // the channel after deciding, so a raise in between was missed.
 func TestWaitSeesWakeBeforeWatch(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, time.Minute)
 	var (
@@ -103,7 +105,7 @@ func TestWaitSeesWakeBeforeWatch(t *testing.T) {
 	}
 	defer waiter.Delete(ctx)
 	var once sync.Once
-	defer driver.SetWaitHook(func(*driver.Contender) { once.Do(raise) })()
+	later(driver.SetWaitHook(func(*driver.Contender) { once.Do(raise) }))
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := waiter.Wait(wctx, &driver.WaitOptions{Wake: wake}); err != nil {

@@ -12,7 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -216,3 +219,108 @@ var Policies = []struct {
 	Name   string
 	Policy curator.SuspendPolicy
 }{{"LoseOnSuspend", curator.LoseOnSuspend}, {"LoseOnLost", curator.LoseOnLost}}
+
+// First returns the full path of path's child with the lowest sequence
+// number on the server ("" if it has no sequential child): in a lock's
+// queue, the holder. Inside a critical section it is a check of exclusion
+// that does not depend on timing: a node made after ours has a higher
+// sequence, so it is ours while we hold, however short the hold. It does
+// not fail the test, so a test's goroutines may call it.
+func First(c *framework.Client, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitShort)
+	defer cancel()
+	kids, _, err := c.Children(ctx, path)
+	if err != nil {
+		return "", fmt.Errorf("children of %s: %w", path, err)
+	}
+	first, low := "", int64(-1)
+	for _, k := range kids {
+		seq, ok := sequence(k)
+		if ok && (low < 0 || seq < low) {
+			first, low = k, seq
+		}
+	}
+	if first == "" {
+		return "", nil
+	}
+	return path + "/" + first, nil
+}
+
+// IsFirst reports, as an error, unless node (a full path) is First among
+// its parent's children.
+func IsFirst(c *framework.Client, node string) error {
+	parent := node[:max(strings.LastIndex(node, "/"), 0)]
+	first, err := First(c, parent)
+	if err != nil {
+		return err
+	}
+	if first != node {
+		return fmt.Errorf("holder %q is not first among %s's children on the server: %q is", node, parent, first)
+	}
+	return nil
+}
+
+// sequence returns the sequence number ZooKeeper appended to a sequential
+// node's name (its last ten characters, digits).
+func sequence(name string) (int64, bool) {
+	if len(name) < 10 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[len(name)-10:], 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// GoroutinesMadeBy counts the live goroutines that fn started, by their
+// "created by" line (one made but not run yet shows no function of its
+// own). fn is the function's name within the module, as a stack shows it:
+// "recipes/leader.newDispatcher", "internal/driver.(*Contender).Hold".
+// Tests check with it that a recipe's goroutines end while its client
+// lives on (goleak only looks at the end of the binary).
+func GoroutinesMadeBy(fn string) int {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "created by github.com/gocurator/curator/"+fn+" ")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// RestoreLater registers now the clean-up that undoes test hooks, and
+// returns the func to hand each hook's restore to. Called before the test
+// makes its clients, it restores the hooks after every client is closed
+// (clean-ups run last in, first out), when no goroutine of theirs can run
+// a hook any more; a defer, or a clean-up registered after the clients,
+// would restore a hook under them. The restores run last-given first.
+func RestoreLater(t testing.TB) (later func(restore func())) {
+	var mu sync.Mutex
+	var restores []func()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := len(restores) - 1; i >= 0; i-- {
+			restores[i]()
+		}
+	})
+	return func(restore func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		restores = append(restores, restore)
+	}
+}
+
+// Recv returns what ch delivers, or fails the test after d (what is what
+// the test waits for): a receive that only a hang would not end.
+func Recv[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("%s: not within %v", what, d)
+		panic("unreachable")
+	}
+}

@@ -47,18 +47,26 @@ func (w *wire) dialer(network, address string, timeout time.Duration) (net.Conn,
 	return &wireConn{Conn: c, w: w}, nil
 }
 
-// holdReplies keeps replies from the client until the returned func is called.
-func (w *wire) holdReplies() (release func()) {
+// holdReplies keeps replies from the client until the returned func is
+// called (once or more). Should the test end first, a clean-up registered
+// now releases them: call it after the client is made, so that this runs
+// before the client's Close, which would otherwise wait on a held reply.
+func (w *wire) holdReplies(t testing.TB) (release func()) {
 	ch := make(chan struct{})
 	w.mu.Lock()
 	w.hold = ch
 	w.mu.Unlock()
-	return func() {
-		w.mu.Lock()
-		w.hold = nil
-		w.mu.Unlock()
-		close(ch)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			w.mu.Lock()
+			w.hold = nil
+			w.mu.Unlock()
+			close(ch)
+		})
 	}
+	t.Cleanup(release)
+	return release
 }
 
 // count returns how many requests with op (any of) under parent were written,
@@ -139,24 +147,26 @@ func TestDoubleBarrierCancelledEnterLeavesNoMember(t *testing.T) {
 	c := newClient(t, testenv.Shared().ConnectString(), framework.WithDialer(w.dialer), framework.WithSessionTimeout(20*time.Second))
 	d := newDouble(t, c, path, 2)
 
-	release := w.holdReplies()
+	release := w.holdReplies(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := async(func() error { return d.Enter(ctx) })
 	creates := []int32{opCreate, opCreate2, opCreateContainer}
 	if !w.await(testenv.WaitShort, 1, path, creates...) {
-		release()
 		t.Fatal("the member create was never sent")
 	}
 	cancel()
 	if err := receive(t, done, testenv.WaitShort, "cancelled Enter"); !errors.Is(err, context.Canceled) {
-		release()
 		t.Fatalf("cancelled Enter: %v, want context.Canceled", err)
 	}
 	// A clean-up that does not wait for the create's outcome sends its
-	// delete now, at once; give it the time to (it must not).
+	// delete now, at once; give it the time to (it must not: the reply it
+	// would need is held).
 	early := w.await(2*time.Second, 1, path, opDelete)
 	release()
+	if early {
+		t.Errorf("the cancelled Enter's clean-up sent its delete before it knew the create's outcome")
+	}
 	// The create's second step, then a round trip after it: the server has
 	// done it, and the client has its reply.
 	if !w.await(testenv.WaitShort, 2, path, creates...) {

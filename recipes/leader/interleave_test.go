@@ -37,7 +37,7 @@ func TestLeaderNodeDeletedBySomeoneElse(t *testing.T) {
 	if err := admin.Delete(ctx, a.Node()); err != nil {
 		t.Fatal(err)
 	}
-	<-aCtx.Done()
+	testenv.Recv(t, aCtx.Done(), testenv.WaitLong, "a's term to end")
 	if !causeIs(aCtx, curator.ErrLockLost) {
 		t.Fatalf("a's term ended with %v, want ErrLockLost", context.Cause(aCtx))
 	}
@@ -89,7 +89,7 @@ func TestLatchPathDeleted(t *testing.T) {
 	if err := admin.Delete(ctx, path, framework.WithChildren()); err != nil {
 		t.Fatal(err)
 	}
-	<-first.Done()
+	testenv.Recv(t, first.Done(), testenv.WaitLong, "the first term to end")
 	testenv.WaitFor(t, testenv.WaitLong, "all back in line, one leader", func() bool {
 		n := 0
 		for _, l := range ls {
@@ -105,6 +105,7 @@ func TestLatchPathDeleted(t *testing.T) {
 // before it set its watch. The waiter reads the line again (it never starts
 // over with a new node, which livelocked Curator's latches) and leads.
 func TestPredecessorGoneBeforeWatch(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/leader")
 	c := testenv.Client(t, testenv.Shared().ConnectString())
@@ -114,19 +115,19 @@ func TestPredecessorGoneBeforeWatch(t *testing.T) {
 	}
 	var once sync.Once
 	hooked := make(chan struct{})
-	defer driver.SetWaitHook(func(*driver.Contender) {
+	later(driver.SetWaitHook(func(*driver.Contender) {
 		once.Do(func() {
 			if err := a.Resign(ctx); err != nil {
 				t.Error(err)
 			}
 			close(hooked)
 		})
-	})()
+	}))
 	var nodes []string
 	bNode := ""
 	b2 := newElection(t, c, path, "b", leader.WithOnEnqueue(func(n string) { nodes = append(nodes, n); bNode = n }))
 	won(t, campaign(ctx, b2), "b")
-	<-hooked
+	testenv.Recv(t, hooked, testenv.WaitShort, "the wait hook")
 	if len(nodes) != 1 || b2.Node() != bNode {
 		t.Fatalf("b made nodes %v, leads with %s: it started over", nodes, b2.Node())
 	}
@@ -140,6 +141,7 @@ func TestPredecessorGoneBeforeWatch(t *testing.T) {
 // it takes part again in its new session, leading on a node that session
 // owns.
 func TestOwnerCheckAfterExpiry(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the client: restored once it is closed
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/leader")
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
@@ -147,7 +149,7 @@ func TestOwnerCheckAfterExpiry(t *testing.T) {
 	e := newElection(t, c, path, "a")
 	var once sync.Once
 	expired := make(chan int64, 1)
-	defer leader.SetVerifyHook(func(string) {
+	later(leader.SetVerifyHook(func(string) {
 		once.Do(func() {
 			id := c.Session().ID()
 			if err := zktest.ExpireSession(ctx, px, testenv.Shared(), id); err != nil {
@@ -155,12 +157,12 @@ func TestOwnerCheckAfterExpiry(t *testing.T) {
 			}
 			expired <- id
 		})
-	})()
+	}))
 	var events []string
 	var mu sync.Mutex
-	defer leader.SetEventHook(func(k string, stale bool) { mu.Lock(); events = append(events, k); mu.Unlock() })()
+	later(leader.SetEventHook(func(k string, stale bool) { mu.Lock(); events = append(events, k); mu.Unlock() }))
 	lctx := won(t, campaign(ctx, e), "a")
-	old := <-expired
+	old := testenv.Recv(t, expired, testenv.WaitLong, "the session expired at the verify hook")
 	if lctx.Err() != nil {
 		t.Fatalf("the term is over already: %v", context.Cause(lctx))
 	}
@@ -196,7 +198,7 @@ func TestElectionSuspendEndsTermFirst(t *testing.T) {
 	bCh := campaign(ctx, b)
 	testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := b.Participants(ctx); return len(ps) == 2 })
 	px.Drop()
-	<-aCtx.Done()
+	testenv.Recv(t, aCtx.Done(), testenv.WaitLong, "a's term to end")
 	if !causeIs(aCtx, curator.ErrLockLost) {
 		t.Fatalf("cause %v", context.Cause(aCtx))
 	}
@@ -247,7 +249,7 @@ func TestStaleLossIsInert(t *testing.T) {
 	if err := admin.Delete(ctx, e.Node()); err != nil {
 		t.Fatal(err)
 	}
-	<-lctx.Done()
+	testenv.Recv(t, lctx.Done(), testenv.WaitLong, "the term to end")
 	next := won(t, campaign(ctx, e), "a again")
 	if next.Err() != nil {
 		t.Fatalf("the new term ended: %v", context.Cause(next))

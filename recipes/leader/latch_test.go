@@ -3,9 +3,7 @@ package leader_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -254,29 +252,15 @@ func TestLatchListenerAfterCloseStartsNothing(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	before := goroutinesMadeBy("leader.newDispatcher")
+	before := testenv.GoroutinesMadeBy("recipes/leader.newDispatcher")
 	r := &recorder{}
 	remove := l.AddListener(r)
-	if n := goroutinesMadeBy("leader.newDispatcher"); n != before {
+	if n := testenv.GoroutinesMadeBy("recipes/leader.newDispatcher"); n != before {
 		t.Fatalf("listener goroutines: %d after AddListener on a closed latch, %d before", n, before)
 	}
 	remove()
 	if got := r.events(); len(got) != 0 {
 		t.Fatalf("a listener added after Close heard %v", got)
-	}
-}
-
-// goroutinesMadeBy counts the live goroutines that fn started (by their
-// "created by" line: one made but not run yet shows no function of its
-// own).
-func goroutinesMadeBy(fn string) int {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "created by github.com/gocurator/curator/recipes/"+fn+" ")
-		}
-		buf = make([]byte, 2*len(buf))
 	}
 }
 
@@ -295,7 +279,7 @@ func TestLatchLostTermsLeaveNoMonitor(t *testing.T) {
 	base := driver.Holdings() // a's term's among them
 	for range 3 {
 		px.Drop() // suspended: the term is lost; the session lives
-		<-term.Done()
+		testenv.Recv(t, term.Done(), testenv.WaitShort, "the term lost to the suspension")
 		if term, err = a.Await(ctx); err != nil {
 			t.Fatal(err)
 		}

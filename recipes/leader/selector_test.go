@@ -88,7 +88,8 @@ func TestSelectorRequeue(t *testing.T) {
 	var errs []error
 	turns := make(chan struct{}, 10)
 	boom := errors.New("boom")
-	s, err := leader.NewSelector(testenv.Client(t, testenv.Shared().ConnectString()), path, "a",
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	s, err := leader.NewSelector(c, path, "a",
 		func(context.Context) error { turns <- struct{}{}; return boom },
 		leader.WithOnError(func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }))
 	if err != nil {
@@ -98,21 +99,31 @@ func TestSelectorRequeue(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	<-turns
+	turn := func() {
+		t.Helper()
+		select {
+		case <-turns:
+		case <-ctx.Done():
+			t.Fatal("no turn:", ctx.Err())
+		}
+	}
+	turn()
 	testenv.WaitFor(t, testenv.WaitShort, "the turn over", func() bool { ok, _ := s.Requeue(); return ok })
-	<-turns
+	turn()
 	testenv.WaitFor(t, testenv.WaitShort, "both errors reported", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(errs) == 2 && errors.Is(errs[0], boom)
 	})
-	select {
-	case <-turns:
-		t.Fatal("a third turn without Requeue")
-	case <-ctx.Done():
-		t.Fatal(ctx.Err())
-	default:
+	// The turn is over once our node is gone: with no Requeue, nothing is
+	// queued then (Requeue queues, rather than finding a turn queued), and
+	// no third turn has come.
+	testenv.WaitFor(t, testenv.WaitShort, "the second turn's node gone", func() bool { return len(testenv.Children(t, c, path)) == 0 })
+	testenv.NotYet(t, turns, "a third turn without Requeue")
+	if ok, err := s.Requeue(); !ok || err != nil {
+		t.Fatalf("Requeue after the turn: %v %v: a turn was queued without Requeue", ok, err)
 	}
+	turn()
 }
 
 // Close of a leading selector: leadership lasts until its function returns

@@ -34,7 +34,7 @@ func TestMutexHolderSessionExpires(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- mb.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the waiter to queue", func() bool { return len(testenv.Children(t, cb, path)) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the waiter to queue", func() bool { return len(testenv.Children(t, cb, path)) == 2 })
 	if err := zktest.ExpireSession(ctx, px, srv, ca.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,13 @@ func TestMutexSuspendPolicy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := zktest.StartServer(t)
 			c := testenv.Client(t, srv.ConnectString(), framework.WithSessionTimeout(8*time.Second))
-			states := make(chan framework.State, 16)
-			c.AddListener(func(s framework.State) { states <- s })
+			states := make(chan framework.State, 64)
+			c.AddListener(func(s framework.State) {
+				select { // never block the client's listener
+				case states <- s:
+				default:
+				}
+			})
 			path := lockPath(t)
 			m := newMutex(t, c, path, locks.WithSuspendPolicy(tc.policy))
 			ctx := testenv.Ctx(t, time.Minute)
@@ -120,7 +125,8 @@ func TestMutexSuspendPolicy(t *testing.T) {
 			if err := srv.Restart(); err != nil {
 				t.Fatal(err)
 			}
-			for s := range states {
+			for {
+				s := testenv.Recv(t, states, testenv.WaitLong, "reconnected after the restart")
 				if s == framework.StateReconnected {
 					break
 				}
@@ -155,6 +161,25 @@ func TestMutexSuspendPolicy(t *testing.T) {
 	}
 }
 
+// errTestOver ends the context of a test's workers when the test ends
+// early (it failed): they stop without a word of their own.
+var errTestOver = errors.New("the test is over")
+
+// workers starts one worker per mutex, on a context that a clean-up
+// (registered now: call it once the clients are made) ends, waiting for
+// them, should the test end before they do: they stop before their
+// clients close and before the test is over. It returns the wait for them.
+func workers(t *testing.T, ctx context.Context, fence *zktest.Fence, n int, ms ...*locks.Mutex) (wait func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() { defer wg.Done(); worker(ctx, t, m, fence, n) }()
+	}
+	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
+	return wg.Wait
+}
+
 // worker acquires n times, entering the fencing-checked resource each time;
 // errors from faults are retried as a user would.
 func worker(ctx context.Context, t *testing.T, m *locks.Mutex, fence *zktest.Fence, n int) {
@@ -162,7 +187,9 @@ func worker(ctx context.Context, t *testing.T, m *locks.Mutex, fence *zktest.Fen
 		hctx, err := m.Acquire(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				t.Errorf("worker gave up after %d: %v", done, err)
+				if !errors.Is(context.Cause(ctx), errTestOver) {
+					t.Errorf("worker gave up after %d: %v", done, err)
+				}
 				return
 			}
 			continue // a fault: try again
@@ -196,17 +223,16 @@ func TestMutexServerRestart(t *testing.T) {
 	path := lockPath(t)
 	ctx := testenv.Ctx(t, 2*time.Minute)
 	fence := zktest.NewFence()
-	var wg sync.WaitGroup
+	var ms []*locks.Mutex
 	for i := 0; i < 4; i++ {
-		m := newMutex(t, testenv.Client(t, srv.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
-		wg.Add(1)
-		go func() { defer wg.Done(); worker(ctx, t, m, fence, 15) }()
+		ms = append(ms, newMutex(t, testenv.Client(t, srv.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path))
 	}
+	wait := workers(t, ctx, fence, 15, ms...)
 	testenv.WaitFor(t, 30*time.Second, "work before the fault", func() bool { return fence.Entries() >= 10 })
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	wait()
 	checkFence(t, fence)
 }
 
@@ -217,12 +243,11 @@ func TestMutexLeaderLoss(t *testing.T) {
 	path := lockPath(t)
 	ctx := testenv.Ctx(t, 3*time.Minute)
 	fence := zktest.NewFence()
-	var wg sync.WaitGroup
+	var ms []*locks.Mutex
 	for i := 0; i < 5; i++ {
-		m := newMutex(t, testenv.Client(t, cl.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path)
-		wg.Add(1)
-		go func() { defer wg.Done(); worker(ctx, t, m, fence, 12) }()
+		ms = append(ms, newMutex(t, testenv.Client(t, cl.ConnectString(), framework.WithSessionTimeout(6*time.Second)), path))
 	}
+	wait := workers(t, ctx, fence, 12, ms...)
 	testenv.WaitFor(t, time.Minute, "work before the fault", func() bool { return fence.Entries() >= 15 })
 	leader, err := cl.Leader()
 	if err != nil {
@@ -235,6 +260,6 @@ func TestMutexLeaderLoss(t *testing.T) {
 	if err := cl.Members()[leader].Start(); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	wait()
 	checkFence(t, fence)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func TestRWParticipants(t *testing.T) {
 	}
 	// Each half lists its own nodes only, as Curator's getParticipantNodes
 	// (issue 14 item 3: both used to list the whole queue).
-	testenv.WaitFor(t, 10*time.Second, "8 write participants", func() bool {
+	testenv.WaitFor(t, testenv.WaitShort, "8 write participants", func() bool {
 		parts, err := readers[0].Write().Participants(ctx)
 		return err == nil && len(parts) == 8
 	})
@@ -173,9 +174,18 @@ func TestRWContendingDowngrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Got in before the downgraded read is even being released, the second
+	// writer held beside it (whenever that shows).
+	var readGoing atomic.Bool
 	got := make(chan error, 1)
-	go func() { got <- rw2.Write().Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the second writer to queue", func() bool { return len(testenv.Children(t, c2, path)) == 2 })
+	go func() {
+		err := rw2.Write().Lock(ctx)
+		if err == nil && !readGoing.Load() {
+			t.Error("second writer got in while the downgraded reader holds")
+		}
+		got <- err
+	}()
+	testenv.WaitFor(t, testenv.WaitShort, "the second writer to queue", func() bool { return len(testenv.Children(t, c2, path)) == 2 })
 	if err := rw1.Read().Lock(wctx); err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +206,15 @@ func TestRWContendingDowngrade(t *testing.T) {
 	if err := rw1.Write().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-got:
-		t.Fatalf("second writer got in while the downgraded reader holds: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
+	// The second writer has seen the write go when it watches the read
+	// node, in the writer's place, instead.
+	read := rw1.Read().Node()
+	testenv.WaitFor(t, testenv.WaitShort, "the second writer to watch the downgraded read", func() bool {
+		m, err := testenv.Shared().WatchesByPath()
+		return err == nil && slices.Contains(m[read], c2.Session().ID())
+	})
+	testenv.NotYet(t, got, "the second writer, while the downgraded reader holds,")
+	readGoing.Store(true)
 	if err := rw1.Read().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +230,8 @@ func TestRWContendingDowngrade(t *testing.T) {
 }
 
 // Curator's testBasic: 8 clients, 10% writes; a writer is alone, readers
-// share; both kinds happen and readers overlap.
+// share; both kinds happen. How many readers overlapped is logged: it is
+// up to the scheduler (TestRWParticipants shows readers sharing for sure).
 func TestRWBasic(t *testing.T) {
 	path := lockPath(t)
 	ctx := testenv.Ctx(t, 2*time.Minute)
@@ -264,8 +279,9 @@ func TestRWBasic(t *testing.T) {
 		}(uint64(i))
 	}
 	wg.Wait()
-	if writes.Load() == 0 || reads.Load() == 0 || peak.Load() < 2 {
-		t.Fatalf("writes %d reads %d peak readers %d", writes.Load(), reads.Load(), peak.Load())
+	t.Logf("writes %d reads %d peak readers %d", writes.Load(), reads.Load(), peak.Load())
+	if writes.Load() == 0 || reads.Load() == 0 {
+		t.Fatalf("writes %d reads %d", writes.Load(), reads.Load())
 	}
 }
 
@@ -392,7 +408,7 @@ func TestRWDowngradeWhileReaderWaits(t *testing.T) {
 	c, path, rw, ctx, wctx := writeHeld(t)
 	waiter := make(chan error, 1)
 	go func() { waiter <- rw.Read().Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the reader queued", func() bool {
+	testenv.WaitFor(t, testenv.WaitShort, "the reader queued", func() bool {
 		parts, err := rw.Read().Participants(ctx)
 		if err != nil {
 			return false
@@ -427,7 +443,7 @@ func TestRWDowngradeWhileReaderWaits(t *testing.T) {
 	if err := rw.Read().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, 10*time.Second, "no nodes left", func() bool { return len(testenv.Children(t, c, path)) == 0 })
+	testenv.WaitFor(t, testenv.WaitShort, "no nodes left", func() bool { return len(testenv.Children(t, c, path)) == 0 })
 }
 
 // Issue 14 item 3: re-entering through a held context whose hold was lost

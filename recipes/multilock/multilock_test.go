@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -233,7 +232,7 @@ func TestTwoClients(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- ml2.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the second client to queue", func() bool { return len(testenv.Children(t, c1, ps[0])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the second client to queue", func() bool { return len(testenv.Children(t, c1, ps[0])) == 2 })
 	if ml2.IsAcquiredInThisProcess() || !ml1.IsAcquiredInThisProcess() {
 		t.Fatal("two holders, or none")
 	}
@@ -252,8 +251,30 @@ func TestTwoClients(t *testing.T) {
 	noNodes(t, c1, ps...)
 }
 
+// deadlineOf is a mutex that records the deadline of each Lock's context.
+type deadlineOf struct {
+	*locks.Mutex
+	mu  sync.Mutex
+	got []time.Time // the deadline each Lock was given (zero: none)
+}
+
+func (d *deadlineOf) Lock(ctx context.Context) error {
+	dl, _ := ctx.Deadline()
+	d.mu.Lock()
+	d.got = append(d.got, dl)
+	d.mu.Unlock()
+	return d.Mutex.Lock(ctx)
+}
+
+func (d *deadlineOf) deadlines() []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.got)
+}
+
 // A partial acquisition is rolled back when the deadline passes, which is
-// one deadline for the whole set: nothing of ours stays on the server.
+// one deadline for the whole set: every member is given the set's own
+// deadline, and nothing of ours stays on the server.
 func TestRollbackOnTimeout(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	other := testenv.Client(t, testenv.Shared().ConnectString())
@@ -266,22 +287,43 @@ func TestRollbackOnTimeout(t *testing.T) {
 	if err := b2.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ml, _ := multilock.NewFromPaths(c, ps...)
+	members := make([]*deadlineOf, len(ps))
+	lockers := make([]curator.Locker, len(ps))
+	for i, p := range ps {
+		members[i] = &deadlineOf{Mutex: mutex(t, c, p)}
+		lockers[i] = members[i]
+	}
+	ml, err := multilock.New(lockers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hold of member 2's blocker outlasts d; d is how long the set waits.
 	const d = 2 * time.Second
-	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	// Member 1 frees up half-way: Curator would then give member 2 a full
-	// timeout of its own (1.5 d in all); here the whole set has d.
-	release := time.AfterFunc(d/2, func() { b1.Unlock(ctx) })
-	defer release.Stop()
-	err := ml.Lock(tctx)
-	elapsed := time.Since(start)
+	want, _ := tctx.Deadline()
+	start := time.Now()
+	got := make(chan error, 1)
+	go func() { got <- ml.Lock(tctx) }()
+	// Member 1 frees up once we wait for it: Curator would then give member
+	// 2 a full timeout of its own; here the whole set has the one deadline.
+	testenv.WaitFor(t, testenv.WaitShort, "member 1 to queue", func() bool { return len(testenv.Children(t, c, ps[1])) == 2 })
+	if err := b1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err = <-got:
+	case <-time.After(testenv.WaitShort):
+		t.Fatalf("Lock with a %v deadline did not return within %v", d, testenv.WaitShort)
+	}
+	t.Logf("Lock returned after %v with a %v deadline", time.Since(start), d)
 	if me := asMember(t, err); !errors.Is(err, context.DeadlineExceeded) || me.Index != 2 || me.Path != ps[2] {
 		t.Fatalf("lock: %v", err)
 	}
-	if elapsed > d+d/4 {
-		t.Fatalf("Lock took %v with a %v deadline", elapsed, d)
+	for i, m := range members {
+		if dls := m.deadlines(); len(dls) != 1 || !dls[0].Equal(want) {
+			t.Errorf("member %d was given deadlines %v, want once the set's %v", i, dls, want)
+		}
 	}
 	if ml.IsAcquiredInThisProcess() {
 		t.Fatal("held")
@@ -293,7 +335,9 @@ func TestRollbackOnTimeout(t *testing.T) {
 	if err := ml.Unlock(ctx); !errors.Is(err, curator.ErrNotHeld) {
 		t.Fatalf("Unlock after a failed Lock: %v", err)
 	}
-	b2.Unlock(ctx)
+	if err := b2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A context already done takes nothing.
@@ -437,7 +481,7 @@ func TestHolderSessionExpires(t *testing.T) {
 	lost := ml1.Lost()
 	got := make(chan error, 1)
 	go func() { got <- ml2.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the other client to queue", func() bool { return len(testenv.Children(t, strong, ps[0])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the other client to queue", func() bool { return len(testenv.Children(t, strong, ps[0])) == 2 })
 	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +553,7 @@ func TestMemberLostWhileAcquiring(t *testing.T) {
 	ml, _ := multilock.New(m0, m1)
 	got := make(chan error, 1)
 	go func() { got <- ml.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "Lock to wait for member 1", func() bool { return len(testenv.Children(t, strong, ps[1])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "Lock to wait for member 1", func() bool { return len(testenv.Children(t, strong, ps[1])) == 2 })
 	if err := zktest.ExpireSession(ctx, px, testenv.Shared(), weak.Session().ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +572,7 @@ func TestMemberLostWhileAcquiring(t *testing.T) {
 	if m0.IsAcquiredInThisProcess() || m1.IsAcquiredInThisProcess() {
 		t.Fatal("a member left held")
 	}
-	testenv.WaitFor(t, 10*time.Second, "member 0's node to go", func() bool { return len(testenv.Children(t, strong, ps[0])) == 0 })
+	testenv.WaitFor(t, testenv.WaitShort, "member 0's node to go", func() bool { return len(testenv.Children(t, strong, ps[0])) == 0 })
 	noNodes(t, strong, ps...)
 }
 
@@ -574,7 +618,7 @@ func TestMixedKinds(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
-	testenv.WaitFor(t, 10*time.Second, "the rival to queue", func() bool { return len(testenv.Children(t, c, ps[0])) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the rival to queue", func() bool { return len(testenv.Children(t, c, ps[0])) == 2 })
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -588,7 +632,10 @@ func TestMixedKinds(t *testing.T) {
 }
 
 // 12 clients over overlapping sets, always in one (sorted) order: no member
-// ever has two holders, and all finish: no deadlock.
+// ever has two holders, and all finish: no deadlock. A holder stays inside
+// 2 ms, so the counters would see a member shared; and inside, each
+// member's node is first among its lock's children on the server (a check
+// timing cannot defeat).
 func TestOverlappingSetsSameOrder(t *testing.T) {
 	const clients, rounds = 12, 6
 	ps := paths(t, 5)
@@ -601,8 +648,11 @@ func TestOverlappingSetsSameOrder(t *testing.T) {
 		set := []int{i % 5, (i + 1) % 5, (i + 3) % 5}[:2+i%2]
 		slices.Sort(set)
 		var members []curator.Locker
+		var mutexes []*locks.Mutex
 		for _, j := range set {
-			members = append(members, mutex(t, c, ps[j]))
+			m := mutex(t, c, ps[j])
+			members = append(members, m)
+			mutexes = append(mutexes, m)
 		}
 		ml, err := multilock.New(members...)
 		if err != nil {
@@ -621,7 +671,12 @@ func TestOverlappingSetsSameOrder(t *testing.T) {
 						shared2.Add(1)
 					}
 				}
-				runtime.Gosched()
+				for _, m := range mutexes {
+					if err := testenv.IsFirst(c, m.Node()); err != nil {
+						t.Error(err)
+					}
+				}
+				time.Sleep(2 * time.Millisecond) // the hold, so a second holder would overlap it
 				for _, j := range set {
 					holders[j].Add(-1)
 				}
@@ -776,8 +831,10 @@ func TestWithNamespace(t *testing.T) {
 }
 
 // Lost costs one goroutine per holding however often it is called, and
-// Unlock ends it (goleak checks the rest at the end).
+// Unlock ends it while the client lives on.
 func TestLostOneGoroutine(t *testing.T) {
+	const watcher = "recipes/multilock.(*MultiLock).Lost"
+	testenv.WaitFor(t, testenv.WaitShort, "no Lost goroutine of an earlier test", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ps := paths(t, 4)
 	ml, _ := multilock.NewFromPaths(c, ps...)
@@ -785,19 +842,19 @@ func TestLostOneGoroutine(t *testing.T) {
 	if err := ml.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := runtime.NumGoroutine()
 	ch := ml.Lost()
 	for range 10 {
 		if ml.Lost() != ch {
 			t.Fatal("Lost changed within one holding")
 		}
 	}
-	if n := runtime.NumGoroutine() - before; n > 1 {
-		t.Fatalf("Lost started %d goroutines", n)
+	if n := testenv.GoroutinesMadeBy(watcher); n != 1 {
+		t.Fatalf("Lost started %d goroutines, want 1", n)
 	}
 	if err := ml.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	testenv.WaitFor(t, testenv.WaitShort, "Unlock to end the Lost goroutine", func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 	if testenv.IsClosed(ch) {
 		t.Fatal("released, not lost: the holding's channel must stay open")
 	}

@@ -11,9 +11,11 @@ import (
 )
 
 // The lost wake-up invariant (issue 14 item 1): two clients, one lease,
-// holds of a millisecond at most, thousands of acquisitions: never two
-// holders, and never a stall (each acquisition within a generous deadline;
-// before the fix one waiter slept to its deadline within a few hundred).
+// holds of a millisecond at most, up to thousands of acquisitions in the
+// budget: never two holders, and never a stall (each acquisition within a
+// generous deadline; before the fix one waiter slept to its deadline
+// within a few hundred). How many fit in the budget is logged, not judged:
+// it measures the machine; both clients must have made progress.
 func TestSemaphoreNoStallOneLease(t *testing.T) {
 	path := semPath(t)
 	const (
@@ -24,6 +26,7 @@ func TestSemaphoreNoStallOneLease(t *testing.T) {
 	ctx := testenv.Ctx(t, budget+2*perStall)
 	end := time.Now().Add(budget)
 	var total, inside atomic.Int64
+	var each [2]atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		s := newSem(t, testenv.Client(t, testenv.Shared().ConnectString()), path, 1)
@@ -42,6 +45,7 @@ func TestSemaphoreNoStallOneLease(t *testing.T) {
 				if inside.Add(1) != 1 {
 					t.Error("two holders of a one-lease semaphore")
 				}
+				each[i].Add(1)
 				if n := total.Add(1); n%2 == 0 {
 					time.Sleep(time.Millisecond) // a hold of up to 1 ms; half the holds are instant
 				}
@@ -54,8 +58,10 @@ func TestSemaphoreNoStallOneLease(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d acquisitions", total.Load())
-	if total.Load() < 1000 && !t.Failed() {
-		t.Fatalf("only %d acquisitions in %v", total.Load(), budget)
+	t.Logf("%d acquisitions (%d and %d) in at most %v", total.Load(), each[0].Load(), each[1].Load(), budget)
+	for i := range each {
+		if each[i].Load() == 0 && !t.Failed() {
+			t.Errorf("client %d never acquired", i)
+		}
 	}
 }

@@ -51,6 +51,12 @@ func TestNotHeldIsOneError(t *testing.T) {
 // goroutine behind: Start fails, and Close from several goroutines at once
 // is safe.
 func TestSharedCountCloseDuringStart(t *testing.T) {
+	const watcher = "recipes/semaphore.(*SharedCount).Start"
+	noWatcher := func(what string) {
+		t.Helper()
+		testenv.WaitFor(t, testenv.WaitShort, what, func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
+	}
+	noWatcher("no shared count watching from an earlier test")
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, time.Minute)
 	sc, err := semaphore.NewSharedCount(c, semPath(t), 3)
@@ -67,6 +73,7 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 		t.Errorf("Start closed meanwhile: %v, want an error wrapping ErrClosed", err)
 	}
 	semaphore.SetStartHook(nil)
+	noWatcher("no watching goroutine left by the Start that Close overtook")
 
 	// Concurrent and repeated Close of a started count.
 	sc2, err := semaphore.NewSharedCount(c, semPath(t), 3)
@@ -76,6 +83,9 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 	if err := sc2.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if n := testenv.GoroutinesMadeBy(watcher); n != 1 {
+		t.Fatalf("%d watching goroutines of a started count, want 1", n)
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		wg.Add(1)
@@ -83,6 +93,7 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 	}
 	wg.Wait()
 	sc2.Close()
+	noWatcher("no watching goroutine left after Close")
 	// Close before Start: Start is refused after it.
 	sc3, err := semaphore.NewSharedCount(c, semPath(t), 3)
 	if err != nil {

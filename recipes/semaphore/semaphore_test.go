@@ -69,6 +69,8 @@ func TestSemaphoreSimple(t *testing.T) {
 // Never more than max leases across 10 clients and 200 cycles of leases of
 // several sizes (Curator's testMaxPerSession, grown: here the demand exceeds
 // the maximum, where Curator's one-at-a-time acquire(qty) can deadlock).
+// The peak in use is logged: how high it gets is up to the scheduler
+// (TestSemaphoreSimple shows leases held side by side for sure).
 func TestSemaphoreNeverOverMax(t *testing.T) {
 	path := semPath(t)
 	const max = 5
@@ -104,7 +106,8 @@ func TestSemaphoreNeverOverMax(t *testing.T) {
 		}(uint64(i))
 	}
 	wg.Wait()
-	if cycles.Load() != 200 || peak.Load() < 2 || peak.Load() > max {
+	t.Logf("cycles %d, peak leases in use %d (max %d)", cycles.Load(), peak.Load(), max)
+	if cycles.Load() != 200 || peak.Load() > max {
 		t.Fatalf("cycles %d, peak %d", cycles.Load(), peak.Load())
 	}
 }
@@ -159,7 +162,7 @@ func TestSemaphoreSharedCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *semaphore.Lease)
+	got := make(chan *semaphore.Lease, 1)
 	go func() {
 		l, err := s.Acquire(ctx)
 		if err != nil {
@@ -167,7 +170,7 @@ func TestSemaphoreSharedCount(t *testing.T) {
 		}
 		got <- l
 	}()
-	testenv.WaitFor(t, 10*time.Second, "the second acquirer to wait", func() bool { return len(leaseNodes(t, c, path)) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the second acquirer to wait", func() bool { return len(leaseNodes(t, c, path)) == 2 })
 	// A count Curator's 4 bytes cannot hold is refused, not truncated
 	// (1<<32+1 would be stored as 1).
 	if err := count.SetCount(ctx, 1<<32+1); !errors.Is(err, curator.ErrInvalidArgument) {
@@ -184,34 +187,42 @@ func TestSemaphoreSharedCount(t *testing.T) {
 	if second == nil {
 		t.FailNow()
 	}
-	// Lower to 1 with two held: a third waits until both are back.
+	// Lower to 1 with two held: a third waits until both are back. Granted
+	// before the second is even being released, it was granted over the
+	// maximum (whenever that shows).
 	if err := count.SetCount(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, 10*time.Second, "the count to be seen", func() bool { return count.Count() == 1 })
+	testenv.WaitFor(t, testenv.WaitShort, "the count to be seen", func() bool { return count.Count() == 1 })
+	var secondGoing atomic.Bool
 	go func() {
 		l, err := s.Acquire(ctx)
 		if err != nil {
 			t.Error(err)
+		} else if !secondGoing.Load() {
+			t.Error("granted over a lowered maximum: the third lease came while the second was held")
 		}
 		got <- l
 	}()
+	testenv.WaitFor(t, testenv.WaitShort, "the third acquirer's lease node", func() bool { return len(leaseNodes(t, c, path)) == 3 })
 	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-got:
-		t.Fatal("granted over a lowered maximum")
-	case <-time.After(300 * time.Millisecond):
-	}
+	// The third's node and the second's are left: the third decides on the
+	// read that follows the first's deletion.
+	testenv.WaitFor(t, testenv.WaitShort, "the first lease gone", func() bool { return len(leaseNodes(t, c, path)) == 2 })
+	testenv.NotYet(t, got, "the third Acquire over a lowered maximum")
+	secondGoing.Store(true)
 	if err := second.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	third := <-got
+	third := <-got // Acquire ends with ctx at the latest
 	if third == nil {
 		t.FailNow()
 	}
-	third.Release(ctx)
+	if err := third.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// A stale version is refused.
 	stale := count.VersionedValue()
 	stale.Version--
@@ -231,12 +242,15 @@ func TestSemaphoreClientClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c1.Close() }) // should the test end before it closes c1 (Close is idempotent)
 	ctx := testenv.Ctx(t, time.Minute)
 	l, err := newSem(t, c1, path, 1).Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1.Close()
+	if err := c1.Close(); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-l.Lost():
 	default:
@@ -356,18 +370,20 @@ func TestSemaphoreAfterLostServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := make(chan framework.State, 16)
-	c.AddListener(func(st framework.State) { states <- st })
+	states := make(chan framework.State, 64)
+	c.AddListener(func(st framework.State) {
+		select { // never block the client's listener
+		case states <- st:
+		default:
+		}
+	})
 	waiting := make(chan error, 1)
 	go func() { _, err := newSem(t, c, path, 1).Acquire(ctx); waiting <- err }()
-	testenv.WaitFor(t, 10*time.Second, "the waiter's lease node", func() bool { return len(leaseNodes(t, c, path)) == 2 })
+	testenv.WaitFor(t, testenv.WaitShort, "the waiter's lease node", func() bool { return len(leaseNodes(t, c, path)) == 2 })
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	for st := range states {
-		if st == framework.StateLost {
-			break
-		}
+	for testenv.Recv(t, states, testenv.WaitLong, "the session lost with the server gone") != framework.StateLost {
 	}
 	if err := <-waiting; err == nil {
 		t.Fatal("a waiter whose session was lost got a lease")
@@ -450,13 +466,19 @@ func TestSemaphoreBadInput(t *testing.T) {
 }
 
 // The semaphore mutex: exclusive across clients, not reentrant, typed errors.
+// Each holder stays inside 2 ms, so the counter would see a second holder
+// of a mutex that excludes nothing; and inside, the holder's lease node is
+// first among the leases on the server (the count rule let it in alone,
+// and any node made since has a higher sequence), a check timing cannot
+// defeat.
 func TestSemaphoreMutex(t *testing.T) {
 	path := semPath(t)
 	ctx := testenv.Ctx(t, time.Minute)
 	var inside, total atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
-		m, err := semaphore.NewMutex(testenv.Client(t, testenv.Shared().ConnectString()), path)
+		c := testenv.Client(t, testenv.Shared().ConnectString())
+		m, err := semaphore.NewMutex(c, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,6 +493,10 @@ func TestSemaphoreMutex(t *testing.T) {
 				if inside.Add(1) != 1 {
 					t.Error("two holders")
 				}
+				if err := testenv.IsFirst(c, m.Node()); err != nil {
+					t.Error(err)
+				}
+				time.Sleep(2 * time.Millisecond) // the hold, so a second holder would overlap it
 				inside.Add(-1)
 				total.Add(1)
 				if err := m.Unlock(ctx); err != nil {
@@ -528,13 +554,17 @@ func TestSemaphoreMutexUnlockedElsewhereAtOnce(t *testing.T) {
 	}
 }
 
+// errTestOver ends the context of a test's workers when the test ends
+// early (it failed): they stop without a word of their own.
+var errTestOver = errors.New("the test is over")
+
 // A 3-node ensemble loses a member mid-run: no lease is granted twice
 // (counting holders not told of a loss) and everyone finishes.
 func TestSemaphoreCluster(t *testing.T) {
 	cl := zktest.StartCluster(t, 3)
 	path := semPath(t)
 	const max = 2
-	ctx := testenv.Ctx(t, 3*time.Minute)
+	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 3*time.Minute))
 	var mu sync.Mutex
 	active := map[*semaphore.Lease]bool{}
 	var violations, done atomic.Int32
@@ -548,7 +578,9 @@ func TestSemaphoreCluster(t *testing.T) {
 				l, err := s.Acquire(ctx)
 				if err != nil {
 					if ctx.Err() != nil {
-						t.Error(err)
+						if !errors.Is(context.Cause(ctx), errTestOver) {
+							t.Error(err)
+						}
 						return
 					}
 					continue
@@ -575,12 +607,18 @@ func TestSemaphoreCluster(t *testing.T) {
 				mu.Lock()
 				delete(active, l)
 				mu.Unlock()
-				l.Release(ctx)
+				// The release rule: nil, or a loss the holder was told of.
+				if err := l.Release(ctx); err != nil && !errors.Is(err, curator.ErrLockLost) {
+					t.Errorf("release: %v, want nil or ErrLockLost", err)
+				}
 				n++
 				done.Add(1)
 			}
 		}()
 	}
+	// After the clients: should the test end early, the acquirers stop
+	// before their clients close and before the test is over.
+	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
 	testenv.WaitFor(t, time.Minute, "work before the fault", func() bool { return done.Load() >= 10 })
 	leader, err := cl.Leader()
 	if err != nil {

@@ -18,6 +18,16 @@ import (
 // node it speculates once it does hold the lock. Every step waits for what
 // the server shows, with no sleep.
 func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
+	speculated := make(chan string, 4)
+	semaphore.SetSpeculateHook(func(node string) {
+		select {
+		case speculated <- framework.NodeName(node):
+		default:
+			t.Errorf("more speculative nodes than the test expects: %s", node)
+		}
+	})
+	// Before the clients: restored once they are closed.
+	t.Cleanup(func() { semaphore.SetSpeculateHook(nil) })
 	path := semPath(t)
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	obs := testenv.Client(t, testenv.Shared().ConnectString())
@@ -26,10 +36,6 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	}
 	locks := func() int { return len(testenv.Children(t, obs, path+"/locks")) }
 	leases := func() []string { return leaseNodes(t, obs, path) }
-
-	speculated := make(chan string, 4)
-	semaphore.SetSpeculateHook(func(node string) { speculated <- framework.NodeName(node) })
-	t.Cleanup(func() { semaphore.SetSpeculateHook(nil) })
 
 	held, err := sem().Acquire(ctx) // the one lease
 	if err != nil {

@@ -55,7 +55,7 @@ func TestClusterLeaderFailover(t *testing.T) {
 		t.Fatalf("Leader after failover = %d, %v (old %d)", newLeader, err, leader)
 	}
 	// The ensemble still serves, with the data.
-	testenv.Eventually(t, 10*time.Second, "condition", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "condition", func() error {
 		_, err := cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
 		if err == zk.ErrNodeExists {
 			return nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
+
+	"github.com/gocurator/curator/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -48,7 +50,7 @@ func connect(t *testing.T, servers string, sessionTimeout time.Duration) *client
 	}
 	c.Conn, c.events = conn, events
 	t.Cleanup(c.close)
-	c.waitEvent(t, 0, 10*time.Second, func(e zk.Event) bool { return e.State == zk.StateHasSession })
+	c.waitEvent(t, 0, testenv.WaitShort, func(e zk.Event) bool { return e.State == zk.StateHasSession })
 	return c
 }
 

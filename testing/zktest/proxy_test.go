@@ -157,8 +157,8 @@ func TestDropAfterRequestLosesResponse(t *testing.T) {
 		if ok {
 			// the request reached the server, the response was lost;
 			// the session survives.
-			c.waitEvent(t, 0, 5*time.Second, isState(zk.StateHasSession))
-			testenv.Eventually(t, 5*time.Second, "condition", func() error {
+			c.waitEvent(t, 0, testenv.WaitShort, isState(zk.StateHasSession))
+			testenv.Eventually(t, testenv.WaitShort, "condition", func() error {
 				_, _, err := c.Get(path)
 				return err
 			})

@@ -52,7 +52,7 @@ func TestProxyCountsRequestsPerOp(t *testing.T) {
 	_, err = c.Create("/m", nil, 0, acl)
 	must(err)
 	must(c.Delete("/m", -1))
-	testenv.Eventually(t, 10*time.Second, "condition", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "condition", func() error {
 		if n := p.PingsSeen(); n < 2 {
 			return fmt.Errorf("%d pings seen", n)
 		}
@@ -121,7 +121,7 @@ func TestProxyHoldReplyRelease(t *testing.T) {
 		_, _, err := c.Get("/held")
 		read <- result{err, time.Now()}
 	}()
-	testenv.Eventually(t, 10*time.Second, "condition", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "condition", func() error {
 		if n := p.Requests(zktest.OpGetData); n != 1 {
 			return fmt.Errorf("%d getData forwarded", n)
 		}
@@ -242,7 +242,7 @@ func TestProxyHoldReplyDisarmAndLoss(t *testing.T) {
 		_, err := c.Sync("/")
 		errs <- err
 	}()
-	testenv.Eventually(t, 10*time.Second, "condition", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "condition", func() error {
 		if n := p.Requests(zktest.OpSync); n != 1 {
 			return fmt.Errorf("%d syncs forwarded", n)
 		}

@@ -160,7 +160,7 @@ func TestContainerAndTTLEnabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// checked every second by default: an emptied container goes soon
-	testenv.Eventually(t, 10*time.Second, "condition", func() error {
+	testenv.Eventually(t, testenv.WaitShort, "condition", func() error {
 		if ok, _, err := c.Exists("/box"); err != nil || ok {
 			return errors.New("container still there")
 		}

@@ -27,7 +27,7 @@ func TestWatchCountSeesEveryWatch(t *testing.T) {
 	}
 	want := func(all, data int) {
 		t.Helper()
-		testenv.Eventually(t, 10*time.Second, "condition", func() error {
+		testenv.Eventually(t, testenv.WaitShort, "condition", func() error {
 			n, err := s.WatchCount()
 			if err != nil {
 				return err
