@@ -110,7 +110,7 @@ func TestFaultsMutex(t *testing.T) {
 	const path = "/faults/mutex"
 	fence := zktest.NewFence()
 	rep := &report{}
-	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute))
+	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute+soak(t)))
 
 	var clients []*netClient
 	for i := 0; i < 6; i++ {

@@ -24,7 +24,7 @@ func TestFaultsSemaphore(t *testing.T) {
 	admin := connect(t, cl.ConnectString())
 	const path, max = "/faults/semaphore", 3
 	rep := &report{}
-	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute))
+	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute+soak(t)))
 
 	var mu sync.Mutex
 	active := map[*semaphore.Lease]bool{}
