@@ -12,7 +12,7 @@ import (
 
 // The peer processes of the end-to-end test are this test binary again.
 func TestMain(m *testing.M) {
-	goLibraries["broken"] = brokenLib{} // violation_test.go
+	goLibraries["broken"] = newFakeLib(0, 0) // violation_test.go: a lock that excludes nobody
 	if os.Getenv(childEnv) == "1" {
 		os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
 	}
@@ -145,6 +145,16 @@ func checkRun(t *testing.T, c *config, r *Result) {
 	}
 	if r.Violations != 0 || r.Workload != "rwlock" && r.MaxHolders > r.Limit {
 		t.Errorf("%s: %d violations, max holders %d, limit %d", name, r.Violations, r.MaxHolders, r.Limit)
+	}
+	wantChecked := c.check
+	switch r.Workload {
+	case "uncontended": // one worker never overlaps itself
+		wantChecked = 0
+	case "waiters":
+		wantChecked = min(c.check, r.Clients)
+	}
+	if r.Checked != wantChecked {
+		t.Errorf("%s %d: checking pass of %d acquisitions, want %d", name, r.Clients, r.Checked, wantChecked)
 	}
 	if r.Workload == "rwlock" && r.Writes != (c.ops+9)/10 {
 		t.Errorf("%s: %d writes of %d acquisitions, want every 10th", name, r.Writes, c.ops)

@@ -35,8 +35,12 @@ type config struct {
 	ops     int           // acquisitions in total, over the K sessions
 	warmup  int           // acquisitions before timing, same shape as the workload
 	hold    time.Duration // inside the critical section, holding the lease
-	stall   time.Duration
-	session time.Duration
+	// the checking pass after the timed part (workloads.go): acquisitions
+	// (waiters: at most this many), each holding checkHold
+	check     int
+	checkHold time.Duration
+	stall     time.Duration
+	session   time.Duration
 
 	// a peer process
 	peer     string
@@ -59,9 +63,9 @@ var (
 // presets: quick is a minute or two on 2 cores, full the published figures
 // (under 15 minutes on 2 cores), tiny the end-to-end test.
 var presets = map[string]map[string]string{
-	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "server-warmup": "0", "timeout": "2m"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "server-warmup": "400", "timeout": "3m"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "server-warmup": "2000", "timeout": "10m"},
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "check": "40", "server-warmup": "0", "timeout": "2m"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "check": "200", "server-warmup": "400", "timeout": "3m"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "check": "300", "server-warmup": "2000", "timeout": "10m"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -90,6 +94,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.ops, "ops", 0, "contended, semaphore, rwlock: acquisitions in total")
 	fs.IntVar(&c.warmup, "warmup", 0, "acquisitions before timing")
 	fs.DurationVar(&c.hold, "hold", 0, "contended, semaphore, rwlock: time spent holding (the holder counts stay raised meanwhile)")
+	fs.IntVar(&c.check, "check", 0, "acquisitions of the checking pass after the timed part, each holding --check-hold, not reported: at --hold 0 the holder counts alone would miss two holders at once (0: none; waiters: min(W, this) waiters)")
+	fs.DurationVar(&c.checkHold, "check-hold", time.Millisecond, "time each acquisition of the checking pass holds (at least --hold)")
 	fs.DurationVar(&c.stall, "stall", time.Minute, "a peer with no progress for this long fails instead of hanging")
 	fs.DurationVar(&c.session, "session-timeout", 30*time.Second, "ZooKeeper session timeout of every client")
 	fs.StringVar(&c.peer, "peer", "", "(internal) run as this peer")
@@ -133,8 +139,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, err
 		}
 	}
-	if c.rounds < 1 || c.n < 1 || c.ops < 1 || c.warmup < 0 {
-		return nil, fmt.Errorf("--rounds, --n and --ops must be positive, --warmup not negative")
+	if c.rounds < 1 || c.n < 1 || c.ops < 1 || c.warmup < 0 || c.check < 0 {
+		return nil, fmt.Errorf("--rounds, --n and --ops must be positive, --warmup and --check not negative")
+	}
+	if c.check > 0 && c.checkHold <= 0 && c.hold <= 0 {
+		return nil, fmt.Errorf("--check-hold must be positive: a checking pass that does not hold checks nothing")
 	}
 	if c.ensemble < 1 {
 		return nil, fmt.Errorf("--ensemble %d: want at least 1", c.ensemble)

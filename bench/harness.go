@@ -31,7 +31,7 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 	rep := &report{Unavailable: map[string]string{}, Settings: map[string]any{
 		"mode": c.mode, "rounds": c.rounds, "peers": c.peers, "workloads": c.workloads,
 		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup,
-		"hold_ms": c.hold.Milliseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
+		"hold_us": c.hold.Microseconds(), "check": c.check, "check_hold_us": c.checkHold.Microseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
 		"ensemble": c.ensemble,
 	}}
@@ -87,7 +87,7 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 			for i := range peers { // a different order each round
 				p := peers[(i+round-1)%len(peers)]
 				path := fmt.Sprintf("%s/r%d-%s-%s-%d", root, round, j.workload, p, j.clients)
-				r := s.run(p, j, round, path, c.ops, c.n, c.warmup)
+				r := s.run(p, j, round, path, size{ops: c.ops, n: c.n, warmup: c.warmup, check: c.check})
 				if p == "curator" && s.curator != nil && r.Ops > 0 {
 					r.Impl = s.curator.impl
 				}
@@ -160,6 +160,12 @@ func legend(c *config, rep *report) string {
 	s := "\nratios: gocurator's median over the peer's; for /s rows above 1 means gocurator is faster, for MB and CPU rows below 1 means it uses less.\n"
 	s += "contended, semaphore (3 leases), rwlock (every 10th acquisition a write): K sessions, each its own recipe object, " +
 		fmt.Sprintf("%d acquisitions in total; uncontended: %d acquire+release pairs; waiters: W contenders on one session; cpu: process CPU (user+system) over the timed part / acquisitions.\n", c.ops, c.n)
+	if c.check > 0 {
+		s += fmt.Sprintf("mutual exclusion: every run but uncontended ends with a checking pass, not timed: %d acquisitions (waiters: min(W, %d) waiters) each holding %v, the holder counts checked throughout; a violation there or in the timed part fails the run (exit status 3).\n",
+			c.check, c.check, checkHold(c))
+	} else {
+		s += "mutual exclusion: NOT checked (--check 0): the timed part's holder counts alone, at --hold 0, miss two holders at once.\n"
+	}
 	for p, why := range rep.Unavailable {
 		s += fmt.Sprintf("%s: UNAVAILABLE: %s\n", p, why)
 	}
@@ -200,7 +206,7 @@ func warmServer(c *config, s *spawner, jobs []job, rep *report, root string, std
 				continue
 			}
 			path := fmt.Sprintf("%s/warm-%s-%s-%d", root, j.workload, p, j.clients)
-			if r := s.run(p, j, 0, path, ops, ops, 0); r.failed() {
+			if r := s.run(p, j, 0, path, size{ops: ops, n: ops}); r.failed() {
 				return fmt.Errorf("server warm-up (%s, %s, K=%d) failed: %s", p, j.workload, j.clients, r.Error)
 			}
 		}

@@ -30,6 +30,7 @@ type Result struct {
 	Limit      int   `json:"limit"`       // holders allowed: 1, or 3 leases
 	Violations int64 `json:"violations"`
 	Writes     int   `json:"writes,omitempty"` // rwlock: write acquisitions among Ops
+	Checked    int   `json:"checked"`          // acquisitions of the checking pass (holding --check-hold), counted in Violations and MaxHolders
 
 	VmHWMKB     int64   `json:"vmhwm_kb"`               // peak RSS of the process at the end
 	Threads     int     `json:"threads,omitempty"`      // OS threads when all waiters queued

@@ -22,7 +22,7 @@ func rwlockWL(c *config, lib library, k, ops int) *Result {
 		violations.Add(1)
 		fmt.Fprintf(os.Stderr, "VIOLATION: rwlock: "+format+"\n", args...)
 	}
-	run := func(path string, ops int) (wall, cpu time.Duration, lat []time.Duration) {
+	run := func(path string, ops int, holdFor time.Duration, what string) (wall, cpu time.Duration, lat []time.Duration) {
 		rws := make([]rwLocker, k)
 		for t, s := range ss {
 			rws[t] = must(s.rwlock(path))
@@ -42,18 +42,18 @@ func rwlockWL(c *config, lib library, k, ops int) *Result {
 			if w {
 				writes.Add(1)
 				if n, r := writers.Add(1), readers.Load(); n > 1 || r > 0 {
-					violation("a writer with %d writers and %d readers", n, r)
+					violation("%sa writer with %d writers and %d readers", what, n, r)
 				}
-				hold(c)
+				sleep(holdFor)
 				writers.Add(-1)
 			} else {
 				n := readers.Add(1)
 				for m := maxReaders.Load(); n > m && !maxReaders.CompareAndSwap(m, n); m = maxReaders.Load() {
 				}
 				if w := writers.Load(); w > 0 {
-					violation("a reader with %d writers", w)
+					violation("%sa reader with %d writers", what, w)
 				}
-				hold(c)
+				sleep(holdFor)
 				readers.Add(-1)
 			}
 			if err := half.unlock(bg); err != nil {
@@ -62,13 +62,18 @@ func rwlockWL(c *config, lib library, k, ops int) *Result {
 			return d, nil
 		})
 	}
-	run(c.root+"/warm", c.warmup)
+	run(c.root+"/warm", c.warmup, c.hold, "")
 	maxReaders.Store(0)
-	wall, cpu, lat := run(c.root+"/lock", ops)
+	wall, cpu, lat := run(c.root+"/lock", ops, c.hold, "")
+	r := result(c, lib, ops, wall, cpu, lat)
+	r.MaxHolders, r.Writes = int(maxReaders.Load()), int(writes.Load()) // no limit on readers
+	if c.check > 0 {                                                    // the checking pass (workloads.go)
+		run(c.root+"/check", c.check, checkHold(c), "(checking pass) ")
+		r.Checked = c.check
+	}
 	for _, s := range ss {
 		s.close()
 	}
-	r := result(c, lib, ops, wall, cpu, lat)
-	r.MaxHolders, r.Violations, r.Writes = int(maxReaders.Load()), violations.Load(), int(writes.Load()) // no limit on readers
+	r.Violations = violations.Load()
 	return r
 }

@@ -25,14 +25,21 @@ type spawner struct {
 	curator *curatorPeer // nil when unavailable
 }
 
+// ms and us give a duration as both peers parse it (Bench.java: ms or us).
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
+
+// size is how much a peer process does: the timed part (ops, or n for
+// uncontended), the warm-up before it, the checking pass after it.
+type size struct{ ops, n, warmup, check int }
 
 // run runs one peer process for one job and returns its result; a process
 // that failed gives a Result with Exit and Error set.
-func (s *spawner) run(peer string, j job, round int, root string, ops, n, warmup int) *Result {
+func (s *spawner) run(peer string, j job, round int, root string, z size) *Result {
 	args := []string{"--peer", peer, "--workload", j.workload, "--clients", strconv.Itoa(j.clients),
-		"--connect", s.connect, "--root", root, "--n", strconv.Itoa(n), "--ops", strconv.Itoa(ops),
-		"--warmup", strconv.Itoa(warmup), "--hold", ms(s.c.hold), "--stall", ms(s.c.stall),
+		"--connect", s.connect, "--root", root, "--n", strconv.Itoa(z.n), "--ops", strconv.Itoa(z.ops),
+		"--warmup", strconv.Itoa(z.warmup), "--check", strconv.Itoa(z.check),
+		"--hold", us(s.c.hold), "--check-hold", us(s.c.checkHold), "--stall", ms(s.c.stall),
 		"--session-timeout", ms(s.c.session)}
 	var cmd *exec.Cmd
 	if peer == "curator" {

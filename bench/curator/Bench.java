@@ -8,7 +8,7 @@
 //
 //   java -cp DIR:JARS Bench --peer curator --workload contended --clients 4 \
 //        --connect 127.0.0.1:2181 --root /r --n 1000 --ops 2000 --warmup 200 \
-//        --hold 0ms --stall 60000ms --session-timeout 30000ms
+//        --check 300 --hold 0us --check-hold 1000us --stall 60000ms --session-timeout 30000ms
 //
 // The workloads are in Workloads.java and do what ../workloads.go,
 // ../rwlock.go and ../waiters.go do for the Go peers.
@@ -31,8 +31,8 @@ import org.apache.zookeeper.KeeperException;
 
 public class Bench {
     static String workload = "", connect = "", root = "";
-    static int clients = 1, n = 1000, ops = 1000, warmup = 100;
-    static long holdMs = 0, stallMs = 60000, sessionMs = 30000;
+    static int clients = 1, n = 1000, ops = 1000, warmup = 100, check = 0;
+    static long holdNanos = 0, checkHoldNanos = 1_000_000, stallMs = 60000, sessionMs = 30000;
 
     /** what the workloads get done; the stall guard watches it. */
     static final AtomicLong progress = new AtomicLong();
@@ -49,9 +49,11 @@ public class Bench {
                 case "--n": n = Integer.parseInt(v); break;
                 case "--ops": ops = Integer.parseInt(v); break;
                 case "--warmup": warmup = Integer.parseInt(v); break;
-                case "--hold": holdMs = millis(v); break;
-                case "--stall": stallMs = millis(v); break;
-                case "--session-timeout": sessionMs = millis(v); break;
+                case "--check": check = Integer.parseInt(v); break;
+                case "--hold": holdNanos = nanos(v); break;
+                case "--check-hold": checkHoldNanos = nanos(v); break;
+                case "--stall": stallMs = nanos(v) / 1_000_000; break;
+                case "--session-timeout": sessionMs = nanos(v) / 1_000_000; break;
                 default: usage("unknown flag " + args[i]);
             }
         }
@@ -80,9 +82,12 @@ public class Bench {
         Runtime.getRuntime().halt(0); // Curator's and ZooKeeper's threads are closed; nothing to wait for
     }
 
-    static long millis(String v) {
-        if (!v.endsWith("ms")) usage("durations are given in ms, got " + v);
-        return Long.parseLong(v.substring(0, v.length() - 2));
+    /** a duration given as 1500us or 60000ms, in ns. */
+    static long nanos(String v) {
+        if (v.endsWith("us")) return Long.parseLong(v.substring(0, v.length() - 2)) * 1_000L;
+        if (v.endsWith("ms")) return Long.parseLong(v.substring(0, v.length() - 2)) * 1_000_000L;
+        usage("durations are given in us or ms, got " + v);
+        return 0;
     }
 
     static void usage(String msg) {
@@ -120,6 +125,13 @@ public class Bench {
 
     static void sleep(long ms) {
         try { Thread.sleep(ms); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+    }
+
+    /** holds for ns (Thread.sleep has no finer grain than a millisecond). */
+    static void sleepNanos(long ns) {
+        for (long end = System.nanoTime() + ns, left = ns; left > 0; left = end - System.nanoTime()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(left);
+        }
     }
 
     static CuratorFramework client() throws Exception {
@@ -191,7 +203,7 @@ public class Bench {
     /** the JSON line: the fields of ../result.go. */
     static final class Result {
         String impl = "curator";
-        int ops, maxHolders, limit, writes, threads, watchesSeen;
+        int ops, maxHolders, limit, writes, threads, watchesSeen, checked;
         long violations, vmhwmKB;
         double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS;
 
@@ -220,7 +232,7 @@ public class Bench {
                     + ",\"ops\":" + ops + ",\"wall_s\":" + num(wallS) + ",\"ops_per_s\":" + num(opsPerS)
                     + ",\"p50_ms\":" + num(p50Ms) + ",\"p99_ms\":" + num(p99Ms) + ",\"cpu_ms_per_op\":" + num(cpuMsPerOp)
                     + ",\"max_holders\":" + maxHolders + ",\"limit\":" + limit + ",\"violations\":" + violations
-                    + ",\"writes\":" + writes + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
+                    + ",\"writes\":" + writes + ",\"checked\":" + checked + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
                     + ",\"queue_s\":" + num(queueS) + ",\"watches_seen\":" + watchesSeen + ",\"exit\":0}";
         }
     }

@@ -4,7 +4,10 @@
 // a thread with its own CuratorFramework (session) and its own recipe
 // object; --warmup acquisitions of the same shape run on the same sessions
 // on another path before the timed part, and CPU is measured around the
-// timed part only.
+// timed part only. After it, the checking pass of ../workloads.go: --check
+// acquisitions of the same shape on a third path, each holding
+// --check-hold, not reported (at --hold 0 the holder counts alone would
+// almost never see two holders at once).
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -94,30 +97,39 @@ final class Workloads {
         return cs;
     }
 
-    static void hold() { if (Bench.holdMs > 0) Bench.sleep(Bench.holdMs); }
+    static void hold(long ns) { if (ns > 0) Bench.sleepNanos(ns); }
+
+    static long checkHold() { return Math.max(Bench.checkHoldNanos, Bench.holdNanos); }
 
     /** uncontended, contended and semaphore. */
     static Bench.Result exclusive(int k, int ops, int limit, Acquirer acquirer) throws Exception {
         List<CuratorFramework> cs = clients(k);
         Holders h = new Holders(limit);
         boolean pair = Bench.workload.equals("uncontended"); // its figure is the acquire+release pair
-        Timed t = null;
-        for (String path : new String[] {Bench.root + "/warm", Bench.root + "/lock"}) {
+        Bench.Result r = null;
+        for (String part : new String[] {"warm", "lock", "check"}) {
+            // one worker never overlaps itself: uncontended has nothing to check
+            if (part.equals("check") && (k < 2 || Bench.check <= 0)) break;
+            String path = Bench.root + "/" + part;
+            long holdNs = part.equals("check") ? checkHold() : Bench.holdNanos;
+            String what = part.equals("check") ? Bench.workload + " (checking pass)" : Bench.workload;
             Acquire[] acq = new Acquire[k];
             for (int w = 0; w < k; w++) acq[w] = acquirer.make(cs.get(w), path);
-            t = timed(k, path.endsWith("/warm") ? Bench.warmup : ops, (w, i) -> {
+            int n = part.equals("warm") ? Bench.warmup : part.equals("lock") ? ops : Bench.check;
+            Timed t = timed(k, n, (w, i) -> {
                 long s = System.nanoTime();
-                Release r = acq[w].run();
+                Release rel = acq[w].run();
                 long d = System.nanoTime() - s;
-                h.enter(Bench.workload);
-                hold();
+                h.enter(what);
+                hold(holdNs);
                 h.leave();
-                r.run();
+                rel.run();
                 return pair ? System.nanoTime() - s : d;
             });
+            if (part.equals("lock")) r = new Bench.Result(ops, t.wall, t.cpu, t.lat);
+            if (part.equals("check")) r.checked = n;
         }
         for (CuratorFramework c : cs) c.close();
-        Bench.Result r = new Bench.Result(ops, t.wall, t.cpu, t.lat);
         r.maxHolders = h.max.get();
         r.limit = limit;
         r.violations = h.violations.get();
@@ -129,13 +141,18 @@ final class Workloads {
         List<CuratorFramework> cs = clients(k);
         AtomicInteger readers = new AtomicInteger(), writers = new AtomicInteger(), maxReaders = new AtomicInteger();
         AtomicLong violations = new AtomicLong(), writes = new AtomicLong();
-        Timed t = null;
-        for (String path : new String[] {Bench.root + "/warm", Bench.root + "/lock"}) {
+        Bench.Result r = null;
+        for (String part : new String[] {"warm", "lock", "check"}) {
+            if (part.equals("check") && Bench.check <= 0) break;
+            String path = Bench.root + "/" + part;
+            long holdNs = part.equals("check") ? checkHold() : Bench.holdNanos;
+            String what = part.equals("check") ? "(checking pass) " : "";
             InterProcessReadWriteLock[] rws = new InterProcessReadWriteLock[k];
             for (int w = 0; w < k; w++) rws[w] = new InterProcessReadWriteLock(cs.get(w), path);
-            maxReaders.set(0);
+            if (part.equals("lock")) maxReaders.set(0);
             writes.set(0);
-            t = timed(k, path.endsWith("/warm") ? Bench.warmup : ops, (w, i) -> {
+            int n = part.equals("warm") ? Bench.warmup : part.equals("lock") ? ops : Bench.check;
+            Timed t = timed(k, n, (w, i) -> {
                 boolean write = i % 10 == 0;
                 InterProcessMutex half = write ? rws[w].writeLock() : rws[w].readLock();
                 long s = System.nanoTime();
@@ -143,32 +160,35 @@ final class Workloads {
                 long d = System.nanoTime() - s;
                 if (write) {
                     writes.incrementAndGet();
-                    int n = writers.incrementAndGet(), r = readers.get();
-                    if (n > 1 || r > 0) {
+                    int nw = writers.incrementAndGet(), nr = readers.get();
+                    if (nw > 1 || nr > 0) {
                         violations.incrementAndGet();
-                        System.err.println("VIOLATION: rwlock: a writer with " + n + " writers and " + r + " readers");
+                        System.err.println("VIOLATION: rwlock: " + what + "a writer with " + nw + " writers and " + nr + " readers");
                     }
-                    hold();
+                    hold(holdNs);
                     writers.decrementAndGet();
                 } else {
                     maxReaders.accumulateAndGet(readers.incrementAndGet(), Math::max);
-                    int n = writers.get();
-                    if (n > 0) {
+                    int nw = writers.get();
+                    if (nw > 0) {
                         violations.incrementAndGet();
-                        System.err.println("VIOLATION: rwlock: a reader with " + n + " writers");
+                        System.err.println("VIOLATION: rwlock: " + what + "a reader with " + nw + " writers");
                     }
-                    hold();
+                    hold(holdNs);
                     readers.decrementAndGet();
                 }
                 half.release();
                 return d;
             });
+            if (part.equals("lock")) {
+                r = new Bench.Result(ops, t.wall, t.cpu, t.lat);
+                r.maxHolders = maxReaders.get();
+                r.writes = (int) writes.get();
+            }
+            if (part.equals("check")) r.checked = n;
         }
         for (CuratorFramework c : cs) c.close();
-        Bench.Result r = new Bench.Result(ops, t.wall, t.cpu, t.lat);
-        r.maxHolders = maxReaders.get();
         r.violations = violations.get();
-        r.writes = (int) writes.get();
         return r;
     }
 
@@ -177,14 +197,36 @@ final class Workloads {
         CuratorFramework c = Bench.client();
         InterProcessMutex warm = new InterProcessMutex(c, Bench.root + "/warm");
         for (int i = 0; i < Bench.warmup; i++) { warm.acquire(); warm.release(); }
-        String path = Bench.root + "/lock";
+        Holders h = new Holders(1);
+        Queued q = queue(c, Bench.root + "/lock", w, h, 0, "waiters", true);
+        Bench.Result r = new Bench.Result(q.handoffs, q.wall, q.cpu, q.lat);
+        r.threads = (int) q.threads;
+        r.queueS = q.queue / 1e9;
+        r.watchesSeen = q.watches;
+        int n = Math.min(w, Bench.check);
+        if (n > 0) {
+            queue(c, Bench.root + "/check", n, h, checkHold(), "waiters (checking pass)", false);
+            r.checked = n;
+        }
+        c.close();
+        r.maxHolders = h.max.get();
+        r.limit = 1;
+        r.violations = h.violations.get();
+        return r;
+    }
+
+    /** what one queue of waiters measured. */
+    static final class Queued { int handoffs, watches = -1; long wall, cpu, queue, threads; long[] lat; }
+
+    /** one queue of w waiter threads on c behind a holder on path, as queue in ../waiters.go. */
+    static Queued queue(CuratorFramework c, String path, int w, Holders h, long holdNs, String what, boolean watches) throws Exception {
+        Queued q = new Queued();
         InterProcessMutex holder = new InterProcessMutex(c, path);
         holder.acquire();
-        Holders h = new Holders(1);
-        h.enter("waiters (holder)");
+        h.enter(what + " (holder)");
         AtomicLong lastRelease = new AtomicLong(), lastAcquire = new AtomicLong();
         AtomicInteger handoffs = new AtomicInteger(), done = new AtomicInteger();
-        long[] lat = new long[w];
+        q.lat = new long[w];
         long q0 = System.nanoTime();
         for (int i = 0; i < w; i++) {
             final int waiter = i;
@@ -193,47 +235,43 @@ final class Workloads {
                     InterProcessMutex m = new InterProcessMutex(c, path);
                     m.acquire();
                     long now = System.nanoTime();
-                    h.enter("waiters");
-                    lat[handoffs.getAndIncrement()] = now - lastRelease.get();
+                    h.enter(what);
+                    q.lat[handoffs.getAndIncrement()] = now - lastRelease.get();
                     lastAcquire.set(now);
+                    hold(holdNs);
                     h.leave();
                     lastRelease.set(System.nanoTime());
                     m.release();
                     done.incrementAndGet();
                     Bench.progress.incrementAndGet();
                 } catch (Throwable e) {
-                    Bench.fail("waiter " + waiter, e);
+                    Bench.fail(what + ": waiter " + waiter, e);
                 }
             }, "waiter-" + i);
             th.setDaemon(true);
             th.start();
         }
-        for (int last = -1, n; (n = Bench.children(c, path)) < w + 1; Bench.sleep(20)) {
+        // until every waiter is there: queued, or already through (a violation, counted)
+        for (int last = -1, n; (n = Bench.children(c, path)) + done.get() < w + 1; Bench.sleep(20)) {
             if (n != last) { last = n; Bench.progress.incrementAndGet(); }
         }
-        int watches = -1;
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        for (int last = -1; (watches = Bench.watchesUnder(path)) >= 0 && watches < w && System.nanoTime() < deadline; Bench.sleep(20)) {
-            if (watches != last) { last = watches; Bench.progress.incrementAndGet(); }
+        if (watches) {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            for (int last = -1; (q.watches = Bench.watchesUnder(path)) >= 0 && q.watches < w && System.nanoTime() < deadline; Bench.sleep(20)) {
+                if (q.watches != last) { last = q.watches; Bench.progress.incrementAndGet(); }
+            }
         }
-        long queue = System.nanoTime() - q0;
-        long threads = Bench.procStatus("Threads");
+        q.queue = System.nanoTime() - q0;
+        q.threads = Bench.procStatus("Threads");
 
         long cpu0 = Bench.cpuNanos(), t0 = System.nanoTime();
         lastRelease.set(t0);
         h.leave();
         holder.release();
         while (done.get() < w) Bench.sleep(5);
-        long cpu = Bench.cpuNanos() - cpu0;
-        long wall = Math.max(lastAcquire.get() - t0, 1000);
-        c.close();
-        Bench.Result r = new Bench.Result(handoffs.get(), wall, cpu, lat);
-        r.maxHolders = h.max.get();
-        r.limit = 1;
-        r.violations = h.violations.get();
-        r.threads = (int) threads;
-        r.queueS = queue / 1e9;
-        r.watchesSeen = watches;
-        return r;
+        q.cpu = Bench.cpuNanos() - cpu0;
+        q.wall = Math.max(lastAcquire.get() - t0, 1000);
+        q.handoffs = handoffs.get();
+        return q;
     }
 }
