@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The peer processes of the end-to-end test are this test binary again.
@@ -36,7 +38,7 @@ func TestHarness(t *testing.T) {
 		peers += ",curator"
 	}
 	jsonFile := filepath.Join(t.TempDir(), "results.json")
-	c, rep, out := runHarness(t, "--mode", "tiny", "--rounds", "2", "--peers", peers, "--json", jsonFile)
+	c, rep, out := runHarness(t, "--mode", "tiny", "--rounds", "2", "--peers", peers, "--json", jsonFile, "--warmup-time", "200ms")
 	jobs := plan(c)
 	for _, j := range jobs {
 		for _, p := range j.peers {
@@ -128,6 +130,27 @@ func runHarness(t *testing.T, args ...string) (*config, *report, string) {
 	return c, rep, out.String()
 }
 
+// TestWarmupByTime: a warm-up goes on past its count until its time is up,
+// and keeps the latencies of the counted acquisitions only.
+func TestWarmupByTime(t *testing.T) {
+	var n atomic.Int64
+	t0 := time.Now()
+	w := timed(3, 5, 200*time.Millisecond, func(int, int) (time.Duration, error) {
+		n.Add(1)
+		time.Sleep(time.Millisecond)
+		return time.Millisecond, nil
+	})
+	if el := time.Since(t0); el < 200*time.Millisecond || w.wall < 200*time.Millisecond {
+		t.Errorf("warm-up ended after %v (measured %v), want at least 200ms", el, w.wall)
+	}
+	if w.made != int(n.Load()) || w.made < 20 || len(w.lat) != 5 {
+		t.Errorf("made %d (body ran %d times), %d latencies; want more than the 5 counted, and 5 latencies", w.made, n.Load(), len(w.lat))
+	}
+	if w := timed(2, 7, 0, func(int, int) (time.Duration, error) { return 0, nil }); w.made != 7 {
+		t.Errorf("a timed part made %d acquisitions, want exactly 7", w.made)
+	}
+}
+
 // checkRun checks one run's own figures.
 func checkRun(t *testing.T, c *config, r *Result) {
 	t.Helper()
@@ -145,6 +168,10 @@ func checkRun(t *testing.T, c *config, r *Result) {
 	}
 	if r.Violations != 0 || r.Workload != "rwlock" && r.MaxHolders > r.Limit {
 		t.Errorf("%s: %d violations, max holders %d, limit %d", name, r.Violations, r.MaxHolders, r.Limit)
+	}
+	// the warm-up: the same for every peer, its count and its time at least
+	if w := warmupOf(c, job{workload: r.Workload}); r.WarmupOps < w || r.WarmupS < c.warmupTime.Seconds() {
+		t.Errorf("%s %d: warm-up of %d acquisitions in %.3fs, want at least %d and %v", name, r.Clients, r.WarmupOps, r.WarmupS, w, c.warmupTime)
 	}
 	wantChecked := c.check
 	switch r.Workload {

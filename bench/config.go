@@ -33,14 +33,20 @@ type config struct {
 	connect string
 	n       int           // uncontended pairs
 	ops     int           // acquisitions in total, over the K sessions
-	warmup  int           // acquisitions before timing, same shape as the workload
 	hold    time.Duration // inside the critical section, holding the lease
+	stall   time.Duration
+	session time.Duration
+	// the warm-up before the timed part, same shape as the workload: at
+	// least warmup acquisitions (a peer: its job's; the harness: every
+	// job's but uncontended's, which is warmupN) and at least warmupTime,
+	// the same for every peer
+	warmup     int
+	warmupN    int
+	warmupTime time.Duration
 	// the checking pass after the timed part (workloads.go): acquisitions
 	// (waiters: at most this many), each holding checkHold
 	check     int
 	checkHold time.Duration
-	stall     time.Duration
-	session   time.Duration
 
 	// a peer process
 	peer     string
@@ -60,12 +66,13 @@ var (
 	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "waiters", "cpu"}
 )
 
-// presets: quick is a minute or two on 2 cores, full the published figures
-// (under 15 minutes on 2 cores), tiny the end-to-end test.
+// presets: quick is a few minutes on 2 cores (its warm-ups too short for
+// the JVM to settle), full the published figures (about 15 minutes on 2
+// cores), tiny the end-to-end test.
 var presets = map[string]map[string]string{
-	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "check": "40", "server-warmup": "0", "timeout": "2m"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "check": "200", "server-warmup": "400", "timeout": "3m"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "check": "300", "server-warmup": "2000", "timeout": "10m"},
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "timeout": "2m"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "0", "timeout": "3m"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "0", "timeout": "10m"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -84,7 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&ks, "k", "", "sessions for contended, semaphore and rwlock (list)")
 	fs.StringVar(&ws, "w", "", "waiters on one session, every peer (list)")
 	fs.StringVar(&wsGo, "w-go", "", "waiters on one session, Go peers only (list; empty: none)")
-	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "before round 1, every job but the waiters' runs once per peer with this many acquisitions / 4, unreported (warms the server)")
+	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "before round 1, every job but the waiters' runs once per peer with this many acquisitions / 4, unreported (warms the server; 0 in every preset: each run's own warm-up warms it too)")
 	fs.StringVar(&c.jsonFile, "json", "", "write every raw result (and the run's settings) to this file")
 	fs.StringVar(&c.javaOpts, "java-opts", orDefault(os.Getenv("BENCH_JAVA_OPTS"), defaultJavaOpts), "JVM options of the curator peer (default $BENCH_JAVA_OPTS, else these)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
@@ -92,7 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.ensemble, "ensemble", 1, "members of the local ZooKeeper started when no --connect is given (1: one standalone server; 3: a quorum, where reads no longer wait behind other sessions' writes)")
 	fs.IntVar(&c.n, "n", 0, "uncontended: acquire+release pairs")
 	fs.IntVar(&c.ops, "ops", 0, "contended, semaphore, rwlock: acquisitions in total")
-	fs.IntVar(&c.warmup, "warmup", 0, "acquisitions before timing")
+	fs.IntVar(&c.warmup, "warmup", 0, "contended, semaphore, rwlock, waiters: at least this many acquisitions of the same shape before timing, unreported")
+	fs.IntVar(&c.warmupN, "warmup-n", 0, "uncontended: at least this many acquire+release pairs before timing, unreported")
+	fs.DurationVar(&c.warmupTime, "warmup-time", 0, "every warm-up lasts at least this long, whatever the counts (the curator peer's JVM needs seconds to compile its hot code); the same for every peer")
 	fs.DurationVar(&c.hold, "hold", 0, "contended, semaphore, rwlock: time spent holding (the holder counts stay raised meanwhile)")
 	fs.IntVar(&c.check, "check", 0, "acquisitions of the checking pass after the timed part, each holding --check-hold, not reported: at --hold 0 the holder counts alone would miss two holders at once (0: none; waiters: min(W, this) waiters)")
 	fs.DurationVar(&c.checkHold, "check-hold", time.Millisecond, "time each acquisition of the checking pass holds (at least --hold)")
@@ -139,8 +148,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, err
 		}
 	}
-	if c.rounds < 1 || c.n < 1 || c.ops < 1 || c.warmup < 0 || c.check < 0 {
-		return nil, fmt.Errorf("--rounds, --n and --ops must be positive, --warmup and --check not negative")
+	if c.rounds < 1 || c.n < 1 || c.ops < 1 || c.warmup < 0 || c.warmupN < 0 || c.warmupTime < 0 || c.check < 0 {
+		return nil, fmt.Errorf("--rounds, --n and --ops must be positive, --warmup, --warmup-n, --warmup-time and --check not negative")
 	}
 	if c.check > 0 && c.checkHold <= 0 && c.hold <= 0 {
 		return nil, fmt.Errorf("--check-hold must be positive: a checking pass that does not hold checks nothing")

@@ -30,7 +30,7 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 	t0 := time.Now()
 	rep := &report{Unavailable: map[string]string{}, Settings: map[string]any{
 		"mode": c.mode, "rounds": c.rounds, "peers": c.peers, "workloads": c.workloads,
-		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup,
+		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup, "warmup_n": c.warmupN, "warmup_time_ms": c.warmupTime.Milliseconds(),
 		"hold_us": c.hold.Microseconds(), "check": c.check, "check_hold_us": c.checkHold.Microseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
 		"ensemble": c.ensemble,
@@ -87,7 +87,7 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 			for i := range peers { // a different order each round
 				p := peers[(i+round-1)%len(peers)]
 				path := fmt.Sprintf("%s/r%d-%s-%s-%d", root, round, j.workload, p, j.clients)
-				r := s.run(p, j, round, path, size{ops: c.ops, n: c.n, warmup: c.warmup, check: c.check})
+				r := s.run(p, j, round, path, size{ops: c.ops, n: c.n, warmup: warmupOf(c, j), check: c.check})
 				if p == "curator" && s.curator != nil && r.Ops > 0 {
 					r.Impl = s.curator.impl
 				}
@@ -126,6 +126,14 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 	return rep, nil
 }
 
+// warmupOf is the least number of warm-up acquisitions of a job's runs.
+func warmupOf(c *config, j job) int {
+	if j.workload == "uncontended" {
+		return c.warmupN
+	}
+	return c.warmup
+}
+
 func environment(c *config, s *spawner, server string) map[string]string {
 	e := map[string]string{
 		"date": time.Now().UTC().Format(time.RFC3339), "cpus": fmt.Sprint(runtime.NumCPU()),
@@ -151,8 +159,8 @@ func logResult(w io.Writer, rounds int, r *Result) {
 		fmt.Fprintf(w, "%s FAILED in %.1fs: %s\n", what, r.ProcessS, r.Error)
 		return
 	}
-	fmt.Fprintf(w, "%s %9.1f/s  p50 %.2f ms  %.3f CPU ms/acq  %.0f MB  (%.1fs)\n",
-		what, r.OpsPerS, r.P50Ms, r.CPUMsPerOp, float64(r.VmHWMKB)/1024, r.ProcessS)
+	fmt.Fprintf(w, "%s %9.1f/s  p50 %.2f ms  %.3f CPU ms/acq  %.0f MB  (%.1fs; warm-up %d in %.1fs)\n",
+		what, r.OpsPerS, r.P50Ms, r.CPUMsPerOp, float64(r.VmHWMKB)/1024, r.ProcessS, r.WarmupOps, r.WarmupS)
 }
 
 // legend says how to read the table, and what went wrong.
@@ -160,6 +168,8 @@ func legend(c *config, rep *report) string {
 	s := "\nratios: gocurator's median over the peer's; for /s rows above 1 means gocurator is faster, for MB and CPU rows below 1 means it uses less.\n"
 	s += "contended, semaphore (3 leases), rwlock (every 10th acquisition a write): K sessions, each its own recipe object, " +
 		fmt.Sprintf("%d acquisitions in total; uncontended: %d acquire+release pairs; waiters: W contenders on one session; cpu: process CPU (user+system) over the timed part / acquisitions.\n", c.ops, c.n)
+	s += fmt.Sprintf("warm-up: every run first makes, unreported, at least %d acquisitions (uncontended: %d pairs) of its shape for at least %v, the same for every peer (the JVM compiles its hot code late).\n",
+		c.warmup, c.warmupN, c.warmupTime)
 	if c.check > 0 {
 		s += fmt.Sprintf("mutual exclusion: every run but uncontended ends with a checking pass, not timed: %d acquisitions (waiters: min(W, %d) waiters) each holding %v, the holder counts checked throughout; a violation there or in the timed part fails the run (exit status 3).\n",
 			c.check, c.check, checkHold(c))
@@ -189,8 +199,9 @@ func loadavg() string {
 // warmServer makes the server (a JVM: round 1 would pay its JIT) serve
 // every request pattern of the run before anything is measured: each job
 // but the waiters' (the same requests, at length) once per peer, with
-// --server-warmup/4 acquisitions, not reported. Every peer then meets a
-// server warmed by all of them alike.
+// --server-warmup/4 acquisitions, not reported. Off in every preset: each
+// run's own warm-up (--warmup-time, the same requests on the same server)
+// warms the server too, before round 1's first figure.
 func warmServer(c *config, s *spawner, jobs []job, rep *report, root string, stderr io.Writer) error {
 	if c.serverWarmup <= 0 {
 		return nil

@@ -26,13 +26,15 @@ type Result struct {
 	P99Ms      float64 `json:"p99_ms"`
 	CPUMsPerOp float64 `json:"cpu_ms_per_op"` // user+system CPU of the process over the timed part / Ops
 
-	MaxHolders int   `json:"max_holders"` // largest holder count seen (readers for rwlock)
-	Limit      int   `json:"limit"`       // holders allowed: 1, or 3 leases
-	Violations int64 `json:"violations"`
-	Writes     int   `json:"writes,omitempty"` // rwlock: write acquisitions among Ops
-	Checked    int   `json:"checked"`          // acquisitions of the checking pass (holding --check-hold), counted in Violations and MaxHolders
+	MaxHolders int     `json:"max_holders"` // largest holder count seen (readers for rwlock)
+	Limit      int     `json:"limit"`       // holders allowed: 1, or 3 leases
+	Violations int64   `json:"violations"`
+	Writes     int     `json:"writes,omitempty"` // rwlock: write acquisitions among Ops
+	WarmupOps  int     `json:"warmup_ops"`       // acquisitions of the warm-up before the timed part
+	WarmupS    float64 `json:"warmup_s"`         // and its duration
+	Checked    int     `json:"checked"`          // acquisitions of the checking pass (each holding --check-hold); its violations count in Violations
 
-	VmHWMKB     int64   `json:"vmhwm_kb"`               // peak RSS of the process at the end
+	VmHWMKB     int64   `json:"vmhwm_kb"`               // peak RSS of the process at the end of the timed part
 	Threads     int     `json:"threads,omitempty"`      // OS threads when all waiters queued
 	QueueS      float64 `json:"queue_s,omitempty"`      // waiters: time until all W nodes (and watches) were there
 	WatchesSeen int     `json:"watches_seen,omitempty"` // waiters: watched nodes seen in wchp before the release

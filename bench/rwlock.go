@@ -22,13 +22,13 @@ func rwlockWL(c *config, lib library, k, ops int) *Result {
 		violations.Add(1)
 		fmt.Fprintf(os.Stderr, "VIOLATION: rwlock: "+format+"\n", args...)
 	}
-	run := func(path string, ops int, holdFor time.Duration, what string) (wall, cpu time.Duration, lat []time.Duration) {
+	run := func(path string, ops int, minTime, holdFor time.Duration, what string) timing {
 		rws := make([]rwLocker, k)
 		for t, s := range ss {
 			rws[t] = must(s.rwlock(path))
 		}
 		writes.Store(0)
-		return timed(k, ops, func(t, i int) (time.Duration, error) {
+		return timed(k, ops, minTime, func(t, i int) (time.Duration, error) {
 			w := isWrite(i)
 			half := rws[t].read()
 			if w {
@@ -62,13 +62,13 @@ func rwlockWL(c *config, lib library, k, ops int) *Result {
 			return d, nil
 		})
 	}
-	run(c.root+"/warm", c.warmup, c.hold, "")
+	warm := run(c.root+"/warm", c.warmup, c.warmupTime, c.hold, "")
 	maxReaders.Store(0)
-	wall, cpu, lat := run(c.root+"/lock", ops, c.hold, "")
-	r := result(c, lib, ops, wall, cpu, lat)
+	t := run(c.root+"/lock", ops, 0, c.hold, "")
+	r := result(c, lib, ops, t.wall, t.cpu, t.lat).warmedUp(warm)
 	r.MaxHolders, r.Writes = int(maxReaders.Load()), int(writes.Load()) // no limit on readers
 	if c.check > 0 {                                                    // the checking pass (workloads.go)
-		run(c.root+"/check", c.check, checkHold(c), "(checking pass) ")
+		run(c.root+"/check", c.check, 0, checkHold(c), "(checking pass) ")
 		r.Checked = c.check
 	}
 	for _, s := range ss {

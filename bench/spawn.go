@@ -30,7 +30,8 @@ func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10)
 func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 
 // size is how much a peer process does: the timed part (ops, or n for
-// uncontended), the warm-up before it, the checking pass after it.
+// uncontended), the warm-up before it (at least warmup acquisitions and
+// --warmup-time), the checking pass after it.
 type size struct{ ops, n, warmup, check int }
 
 // run runs one peer process for one job and returns its result; a process
@@ -38,7 +39,7 @@ type size struct{ ops, n, warmup, check int }
 func (s *spawner) run(peer string, j job, round int, root string, z size) *Result {
 	args := []string{"--peer", peer, "--workload", j.workload, "--clients", strconv.Itoa(j.clients),
 		"--connect", s.connect, "--root", root, "--n", strconv.Itoa(z.n), "--ops", strconv.Itoa(z.ops),
-		"--warmup", strconv.Itoa(z.warmup), "--check", strconv.Itoa(z.check),
+		"--warmup", strconv.Itoa(z.warmup), "--warmup-time", ms(s.c.warmupTime), "--check", strconv.Itoa(z.check),
 		"--hold", us(s.c.hold), "--check-hold", us(s.c.checkHold), "--stall", ms(s.c.stall),
 		"--session-timeout", ms(s.c.session)}
 	var cmd *exec.Cmd

@@ -19,18 +19,21 @@ import (
 // min(W, --check) waiters on another path, each holding --check-hold.
 func waitersWL(c *config, lib library, w int) *Result {
 	s := openSessions(c, lib, 1)[0]
-	warm := must(s.mutex(c.root + "/warm"))
-	for range c.warmup {
-		if err := warm.lock(bg); err != nil {
-			fail("warm-up: %v", err)
-		}
-		if err := warm.unlock(bg); err != nil {
-			fail("warm-up release: %v", err)
-		}
+	// The warm-up (workloads.go): waitersWarmers lock objects on the one
+	// session take turns on another path, as waiters hand off.
+	warm := make([]locker, waitersWarmers)
+	for t := range warm {
+		warm[t] = must(s.mutex(c.root + "/warm"))
 	}
+	warmed := timed(len(warm), c.warmup, c.warmupTime, func(t, _ int) (time.Duration, error) {
+		if err := warm[t].lock(bg); err != nil {
+			return 0, err
+		}
+		return 0, warm[t].unlock(bg)
+	})
 	h := &holders{limit: 1}
 	q := queue(c, s, c.root+"/lock", w, h, 0, "waiters", true)
-	r := result(c, lib, q.handoffs, q.wall, q.cpu, q.lat)
+	r := result(c, lib, q.handoffs, q.wall, q.cpu, q.lat).warmedUp(warmed)
 	r.Threads, r.QueueS, r.WatchesSeen = q.threads, round3(q.queue.Seconds()), q.watches
 	if n := min(w, c.check); n > 0 {
 		queue(c, s, c.root+"/check", n, h, checkHold(c), "waiters (checking pass)", false)
@@ -40,6 +43,9 @@ func waitersWL(c *config, lib library, w int) *Result {
 	r.MaxHolders, r.Limit, r.Violations = int(h.max.Load()), 1, h.violations.Load()
 	return r
 }
+
+// waitersWarmers: the lock objects of the waiters' warm-up.
+const waitersWarmers = 4
 
 // queued is what one queue of waiters measured.
 type queued struct {

@@ -11,9 +11,12 @@ import (
 
 // The Go peers' workloads (the Java peer has the same in curator/Bench.java):
 // uncontended, contended (K sessions, OPS acquisitions in total), semaphore
-// (3 leases) and rwlock (every 10th acquisition a write). Each first runs
-// --warmup acquisitions of the same shape on the same sessions on another
-// path, then the timed part; CPU is measured around the timed part only.
+// (3 leases) and rwlock (every 10th acquisition a write). Each first warms
+// up: acquisitions of the same shape on the same sessions on another path,
+// at least --warmup of them and for at least --warmup-time (the JVM of the
+// curator peer compiles its hot code only after thousands of calls; every
+// peer warms up alike); then the timed part. CPU is measured around the
+// timed part only.
 // Then, on a third path, the checking pass: --check acquisitions of the
 // same shape, each holding --check-hold, not reported.
 //
@@ -76,13 +79,14 @@ func (h *holders) leave() { h.cur.Add(-1) }
 func checkHold(c *config) time.Duration { return max(c.checkHold, c.hold) }
 
 // timed runs ops acquisitions over the workers, one goroutine each,
-// started together: body(t, i) makes acquisition i on worker t and
-// returns how long the acquisition took. It returns the wall time,
-// the CPU time and the latencies.
-func timed(workers, ops int, body func(t, i int) (time.Duration, error)) (wall, cpu time.Duration, lat []time.Duration) {
-	lat = make([]time.Duration, ops)
-	var next atomic.Int64
+// started together, and more until at least minTime has passed (the
+// warm-up; 0 for a timed part): body(t, i) makes acquisition i on worker t
+// and returns how long the acquisition took.
+func timed(workers, ops int, minTime time.Duration, body func(t, i int) (time.Duration, error)) timing {
+	lat := make([]time.Duration, ops)
+	var next, made atomic.Int64
 	var ready, done sync.WaitGroup
+	var t0 time.Time // set before the gate opens
 	gate := make(chan struct{})
 	for t := range workers {
 		ready.Add(1)
@@ -91,21 +95,39 @@ func timed(workers, ops int, body func(t, i int) (time.Duration, error)) (wall, 
 			defer done.Done()
 			ready.Done()
 			<-gate
-			for i := int(next.Add(1) - 1); i < ops; i = int(next.Add(1) - 1) {
+			for i := int(next.Add(1) - 1); i < ops || minTime > 0 && time.Since(t0) < minTime; i = int(next.Add(1) - 1) {
 				d, err := body(t, i)
 				if err != nil {
 					fail("worker %d, acquisition %d: %v", t, i, err)
 				}
-				lat[i] = d
+				if i < ops {
+					lat[i] = d
+				}
+				made.Add(1)
 				progress.Add(1)
 			}
 		}()
 	}
 	ready.Wait()
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0 := cpuTime()
+	t0 = time.Now()
 	close(gate)
 	done.Wait()
-	return time.Since(t0), cpuTime() - cpu0, lat
+	return timing{wall: time.Since(t0), cpu: cpuTime() - cpu0, lat: lat, made: int(made.Load())}
+}
+
+// timing is what timed measured: the wall and CPU time, the latencies of
+// the first ops acquisitions, and how many were made.
+type timing struct {
+	wall, cpu time.Duration
+	lat       []time.Duration
+	made      int
+}
+
+// warmedUp notes the warm-up in a result.
+func (r *Result) warmedUp(t timing) *Result {
+	r.WarmupOps, r.WarmupS = t.made, round3(t.wall.Seconds())
+	return r
 }
 
 func result(c *config, lib library, ops int, wall, cpu time.Duration, lat []time.Duration) *Result {
@@ -129,12 +151,12 @@ func exclusive(c *config, lib library, k, ops, limit int, newAcquirer acquirer) 
 	ss := openSessions(c, lib, k)
 	h := &holders{limit: int32(limit)}
 	pair := c.workload == "uncontended" // its figure is the acquire+release pair
-	run := func(path string, ops int, holdFor time.Duration, what string) (wall, cpu time.Duration, lat []time.Duration) {
+	run := func(path string, ops int, minTime, holdFor time.Duration, what string) timing {
 		acq := make([]func() (func() error, error), k)
 		for t, s := range ss {
 			acq[t] = must(newAcquirer(s, path))
 		}
-		return timed(k, ops, func(t, _ int) (time.Duration, error) {
+		return timed(k, ops, minTime, func(t, _ int) (time.Duration, error) {
 			s := time.Now()
 			release, err := acq[t]()
 			if err != nil {
@@ -153,12 +175,12 @@ func exclusive(c *config, lib library, k, ops, limit int, newAcquirer acquirer) 
 			return d, nil
 		})
 	}
-	run(c.root+"/warm", c.warmup, c.hold, c.workload)
-	wall, cpu, lat := run(c.root+"/lock", ops, c.hold, c.workload)
-	r := result(c, lib, ops, wall, cpu, lat)
+	warm := run(c.root+"/warm", c.warmup, c.warmupTime, c.hold, c.workload)
+	t := run(c.root+"/lock", ops, 0, c.hold, c.workload)
+	r := result(c, lib, ops, t.wall, t.cpu, t.lat).warmedUp(warm)
 	// One worker never overlaps itself: uncontended has nothing to check.
 	if k > 1 && c.check > 0 {
-		run(c.root+"/check", c.check, checkHold(c), c.workload+" (checking pass)")
+		run(c.root+"/check", c.check, 0, checkHold(c), c.workload+" (checking pass)")
 		r.Checked = c.check
 	}
 	for _, s := range ss {

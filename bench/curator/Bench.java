@@ -7,7 +7,7 @@
 // runs it as
 //
 //   java -cp DIR:JARS Bench --peer curator --workload contended --clients 4 \
-//        --connect 127.0.0.1:2181 --root /r --n 1000 --ops 2000 --warmup 200 \
+//        --connect 127.0.0.1:2181 --root /r --n 1000 --ops 2000 --warmup 200 --warmup-time 5000ms \
 //        --check 300 --hold 0us --check-hold 1000us --stall 60000ms --session-timeout 30000ms
 //
 // The workloads are in Workloads.java and do what ../workloads.go,
@@ -32,7 +32,7 @@ import org.apache.zookeeper.KeeperException;
 public class Bench {
     static String workload = "", connect = "", root = "";
     static int clients = 1, n = 1000, ops = 1000, warmup = 100, check = 0;
-    static long holdNanos = 0, checkHoldNanos = 1_000_000, stallMs = 60000, sessionMs = 30000;
+    static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000;
 
     /** what the workloads get done; the stall guard watches it. */
     static final AtomicLong progress = new AtomicLong();
@@ -49,6 +49,7 @@ public class Bench {
                 case "--n": n = Integer.parseInt(v); break;
                 case "--ops": ops = Integer.parseInt(v); break;
                 case "--warmup": warmup = Integer.parseInt(v); break;
+                case "--warmup-time": warmupNanos = nanos(v); break;
                 case "--check": check = Integer.parseInt(v); break;
                 case "--hold": holdNanos = nanos(v); break;
                 case "--check-hold": checkHoldNanos = nanos(v); break;
@@ -203,9 +204,9 @@ public class Bench {
     /** the JSON line: the fields of ../result.go. */
     static final class Result {
         String impl = "curator";
-        int ops, maxHolders, limit, writes, threads, watchesSeen, checked;
+        int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps;
         long violations, vmhwmKB;
-        double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS;
+        double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS, warmupS;
 
         Result(int ops, long wallNanos, long cpuNanos, long[] lat) {
             this.ops = ops;
@@ -217,6 +218,12 @@ public class Bench {
             p50Ms = pct(s, 50);
             p99Ms = pct(s, 99);
             vmhwmKB = procStatus("VmHWM");
+        }
+
+        Result warmedUp(Workloads.Timed t) {
+            warmupOps = t.made;
+            warmupS = t.wall / 1e9;
+            return this;
         }
 
         static double pct(long[] sorted, double p) {
@@ -232,7 +239,7 @@ public class Bench {
                     + ",\"ops\":" + ops + ",\"wall_s\":" + num(wallS) + ",\"ops_per_s\":" + num(opsPerS)
                     + ",\"p50_ms\":" + num(p50Ms) + ",\"p99_ms\":" + num(p99Ms) + ",\"cpu_ms_per_op\":" + num(cpuMsPerOp)
                     + ",\"max_holders\":" + maxHolders + ",\"limit\":" + limit + ",\"violations\":" + violations
-                    + ",\"writes\":" + writes + ",\"checked\":" + checked + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
+                    + ",\"writes\":" + writes + ",\"warmup_ops\":" + warmupOps + ",\"warmup_s\":" + num(warmupS) + ",\"checked\":" + checked + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
                     + ",\"queue_s\":" + num(queueS) + ",\"watches_seen\":" + watchesSeen + ",\"exit\":0}";
         }
     }

@@ -2,9 +2,9 @@
 // ../waiters.go do for the Go peers, with InterProcessMutex,
 // InterProcessSemaphoreV2(3) and InterProcessReadWriteLock. Each worker is
 // a thread with its own CuratorFramework (session) and its own recipe
-// object; --warmup acquisitions of the same shape run on the same sessions
-// on another path before the timed part, and CPU is measured around the
-// timed part only. After it, the checking pass of ../workloads.go: --check
+// object; the warm-up (at least --warmup acquisitions of the same shape and
+// at least --warmup-time) runs on the same sessions on another path before
+// the timed part, and CPU is measured around the timed part only. After it, the checking pass of ../workloads.go: --check
 // acquisitions of the same shape on a third path, each holding
 // --check-hold, not reported (at --hold 0 the holder counts alone would
 // almost never see two holders at once).
@@ -55,14 +55,19 @@ final class Workloads {
         void leave() { cur.decrementAndGet(); }
     }
 
-    static final class Timed { long wall, cpu; long[] lat; }
+    static final class Timed { long wall, cpu; long[] lat; int made; }
 
-    /** ops acquisitions over the workers, one thread each, started together. */
-    static Timed timed(int workers, int ops, Body body) throws Exception {
+    /**
+     * ops acquisitions over the workers, one thread each, started together,
+     * and more until at least minNanos have passed (the warm-up; 0 for a
+     * timed part); the latencies are those of the first ops.
+     */
+    static Timed timed(int workers, int ops, long minNanos, Body body) throws Exception {
         Timed t = new Timed();
         t.lat = new long[ops];
-        AtomicInteger next = new AtomicInteger();
+        AtomicInteger next = new AtomicInteger(), made = new AtomicInteger();
         CountDownLatch ready = new CountDownLatch(workers), gate = new CountDownLatch(1);
+        long[] start = new long[1]; // set before the gate opens
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < workers; w++) {
             final int worker = w;
@@ -71,8 +76,10 @@ final class Workloads {
                 int i = -1;
                 try {
                     gate.await();
-                    while ((i = next.getAndIncrement()) < ops) {
-                        t.lat[i] = body.run(worker, i);
+                    while ((i = next.getAndIncrement()) < ops || minNanos > 0 && System.nanoTime() - start[0] < minNanos) {
+                        long d = body.run(worker, i);
+                        if (i < ops) t.lat[i] = d;
+                        made.incrementAndGet();
                         Bench.progress.incrementAndGet();
                     }
                 } catch (Throwable e) {
@@ -84,10 +91,12 @@ final class Workloads {
         }
         ready.await();
         long cpu0 = Bench.cpuNanos(), t0 = System.nanoTime();
+        start[0] = t0;
         gate.countDown();
         for (Thread th : threads) th.join();
         t.wall = System.nanoTime() - t0;
         t.cpu = Bench.cpuNanos() - cpu0;
+        t.made = made.get();
         return t;
     }
 
@@ -107,6 +116,7 @@ final class Workloads {
         Holders h = new Holders(limit);
         boolean pair = Bench.workload.equals("uncontended"); // its figure is the acquire+release pair
         Bench.Result r = null;
+        Timed warmed = null;
         for (String part : new String[] {"warm", "lock", "check"}) {
             // one worker never overlaps itself: uncontended has nothing to check
             if (part.equals("check") && (k < 2 || Bench.check <= 0)) break;
@@ -116,7 +126,7 @@ final class Workloads {
             Acquire[] acq = new Acquire[k];
             for (int w = 0; w < k; w++) acq[w] = acquirer.make(cs.get(w), path);
             int n = part.equals("warm") ? Bench.warmup : part.equals("lock") ? ops : Bench.check;
-            Timed t = timed(k, n, (w, i) -> {
+            Timed t = timed(k, n, part.equals("warm") ? Bench.warmupNanos : 0, (w, i) -> {
                 long s = System.nanoTime();
                 Release rel = acq[w].run();
                 long d = System.nanoTime() - s;
@@ -126,7 +136,8 @@ final class Workloads {
                 rel.run();
                 return pair ? System.nanoTime() - s : d;
             });
-            if (part.equals("lock")) r = new Bench.Result(ops, t.wall, t.cpu, t.lat);
+            if (part.equals("warm")) warmed = t;
+            if (part.equals("lock")) r = new Bench.Result(ops, t.wall, t.cpu, t.lat).warmedUp(warmed);
             if (part.equals("check")) r.checked = n;
         }
         for (CuratorFramework c : cs) c.close();
@@ -142,6 +153,7 @@ final class Workloads {
         AtomicInteger readers = new AtomicInteger(), writers = new AtomicInteger(), maxReaders = new AtomicInteger();
         AtomicLong violations = new AtomicLong(), writes = new AtomicLong();
         Bench.Result r = null;
+        Timed warmed = null;
         for (String part : new String[] {"warm", "lock", "check"}) {
             if (part.equals("check") && Bench.check <= 0) break;
             String path = Bench.root + "/" + part;
@@ -152,7 +164,7 @@ final class Workloads {
             if (part.equals("lock")) maxReaders.set(0);
             writes.set(0);
             int n = part.equals("warm") ? Bench.warmup : part.equals("lock") ? ops : Bench.check;
-            Timed t = timed(k, n, (w, i) -> {
+            Timed t = timed(k, n, part.equals("warm") ? Bench.warmupNanos : 0, (w, i) -> {
                 boolean write = i % 10 == 0;
                 InterProcessMutex half = write ? rws[w].writeLock() : rws[w].readLock();
                 long s = System.nanoTime();
@@ -180,8 +192,9 @@ final class Workloads {
                 half.release();
                 return d;
             });
+            if (part.equals("warm")) warmed = t;
             if (part.equals("lock")) {
-                r = new Bench.Result(ops, t.wall, t.cpu, t.lat);
+                r = new Bench.Result(ops, t.wall, t.cpu, t.lat).warmedUp(warmed);
                 r.maxHolders = maxReaders.get();
                 r.writes = (int) writes.get();
             }
@@ -192,14 +205,18 @@ final class Workloads {
         return r;
     }
 
+    static final int WARMERS = 4; // waitersWarmers of ../waiters.go
+
     /** waiters: as ../waiters.go, W threads on ONE CuratorFramework, one InterProcessMutex each. */
     static Bench.Result waiters(int w) throws Exception {
         CuratorFramework c = Bench.client();
-        InterProcessMutex warm = new InterProcessMutex(c, Bench.root + "/warm");
-        for (int i = 0; i < Bench.warmup; i++) { warm.acquire(); warm.release(); }
+        // the warm-up: WARMERS lock objects on the one session take turns on another path
+        InterProcessMutex[] warm = new InterProcessMutex[WARMERS];
+        for (int i = 0; i < WARMERS; i++) warm[i] = new InterProcessMutex(c, Bench.root + "/warm");
+        Timed warmed = timed(WARMERS, Bench.warmup, Bench.warmupNanos, (t, i) -> { warm[t].acquire(); warm[t].release(); return 0; });
         Holders h = new Holders(1);
         Queued q = queue(c, Bench.root + "/lock", w, h, 0, "waiters", true);
-        Bench.Result r = new Bench.Result(q.handoffs, q.wall, q.cpu, q.lat);
+        Bench.Result r = new Bench.Result(q.handoffs, q.wall, q.cpu, q.lat).warmedUp(warmed);
         r.threads = (int) q.threads;
         r.queueS = q.queue / 1e9;
         r.watchesSeen = q.watches;
