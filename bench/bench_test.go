@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 // Never a speed.
 func TestHarness(t *testing.T) {
 	peers := "gocurator,gozk"
-	if p, err := buildCurator(); err != nil {
+	if p, err := buildCurator(context.Background()); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("the curator peer must run in CI: %v", err)
 		}
@@ -119,7 +120,7 @@ func runHarness(t *testing.T, args ...string) (*config, *report, string) {
 		t.Fatal(err)
 	}
 	var out, log bytes.Buffer
-	rep, err := harness(c, &out, &log)
+	rep, err := harness(context.Background(), c, &out, &log)
 	t.Logf("stderr:\n%s\nstdout:\n%s", log.String(), out.String())
 	if err != nil {
 		t.Fatal(err)

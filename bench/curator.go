@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"os"
@@ -34,7 +35,7 @@ type curatorPeer struct {
 
 // buildCurator compiles the Java peer into a new temporary directory, or
 // says why it cannot (with the command that installs what is missing).
-func buildCurator() (*curatorPeer, error) {
+func buildCurator(ctx context.Context) (*curatorPeer, error) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
 		return nil, fmt.Errorf("javac not found; install with: %s", installCurator)
@@ -66,7 +67,7 @@ func buildCurator() (*curatorPeer, error) {
 		}
 		args = append(args, p)
 	}
-	if out, err := exec.Command(javac, args...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, javac, args...).CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("javac of the Curator peer: %v\n%s(Curator 5.4's jars? %s)", err, out, installCurator)
 	}
@@ -80,6 +81,7 @@ func buildCurator() (*curatorPeer, error) {
 func (p *curatorPeer) command(javaOpts string, args []string) *exec.Cmd {
 	a := strings.Fields(javaOpts)
 	a = append(a,
+		"-XX:-UsePerfData", // no /tmp/hsperfdata_* file left behind by a killed peer
 		"-Dorg.slf4j.simpleLogger.logFile=System.err",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 		// ZooKeeper 3.8 logs a stack trace at WARN for every normal close

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,10 +24,17 @@ type report struct {
 	Failures    int               `json:"failures"`   // other runs without a figure
 }
 
+// errInterrupted: the harness's context ended (a signal); the running peer
+// was killed and the deferred clean-up ran.
+var errInterrupted = errors.New("interrupted")
+
 // harness runs the benchmark: one server, every job of plan() once per
 // round for each of its peers (peers in a different order each round),
-// each in a process of its own; then the table.
-func harness(c *config, stdout, stderr io.Writer) (*report, error) {
+// each in a process of its own; then the table. When ctx ends it kills
+// the running peer and returns errInterrupted, after its deferred
+// clean-up: the Java peer's classes, the local server and its data, the
+// run's tree on a --connect server.
+func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report, error) {
 	t0 := time.Now()
 	rep := &report{Unavailable: map[string]string{}, Settings: map[string]any{
 		"mode": c.mode, "rounds": c.rounds, "peers": c.peers, "workloads": c.workloads,
@@ -42,7 +50,9 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 	s := &spawner{c: c, self: self}
 	if slices.Contains(c.peers, "curator") {
 		fmt.Fprintln(stderr, "# compiling the curator peer (javac)")
-		if s.curator, err = buildCurator(); err != nil {
+		if s.curator, err = buildCurator(ctx); ctx.Err() != nil {
+			return nil, errInterrupted
+		} else if err != nil {
 			rep.Unavailable["curator"] = err.Error()
 			fmt.Fprintf(stderr, "# curator peer UNAVAILABLE: %v\n", err)
 		} else {
@@ -54,6 +64,9 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 		return nil, err
 	}
 	defer stop()
+	if ctx.Err() != nil {
+		return nil, errInterrupted
+	}
 	s.connect = connect
 	root := fmt.Sprintf("/gocurator-bench-%d-%d", time.Now().UnixMilli(), os.Getpid())
 	if c.connect != "" {
@@ -73,7 +86,7 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 	}
 
 	jobs := plan(c)
-	if err := warmServer(c, s, jobs, rep, root, stderr); err != nil {
+	if err := warmServer(ctx, c, s, jobs, rep, root, stderr); err != nil {
 		return nil, err
 	}
 	for round := 1; round <= c.rounds; round++ {
@@ -87,7 +100,10 @@ func harness(c *config, stdout, stderr io.Writer) (*report, error) {
 			for i := range peers { // a different order each round
 				p := peers[(i+round-1)%len(peers)]
 				path := fmt.Sprintf("%s/r%d-%s-%s-%d", root, round, j.workload, p, j.clients)
-				r := s.run(p, j, round, path, size{ops: c.ops, n: c.n, warmup: warmupOf(c, j), check: c.check})
+				r := s.run(ctx, p, j, round, path, size{ops: c.ops, n: c.n, warmup: warmupOf(c, j), check: c.check})
+				if ctx.Err() != nil {
+					return nil, errInterrupted
+				}
 				if p == "curator" && s.curator != nil && r.Ops > 0 {
 					r.Impl = s.curator.impl
 				}
@@ -202,7 +218,7 @@ func loadavg() string {
 // --server-warmup/4 acquisitions, not reported. Off in every preset: each
 // run's own warm-up (--warmup-time, the same requests on the same server)
 // warms the server too, before round 1's first figure.
-func warmServer(c *config, s *spawner, jobs []job, rep *report, root string, stderr io.Writer) error {
+func warmServer(ctx context.Context, c *config, s *spawner, jobs []job, rep *report, root string, stderr io.Writer) error {
 	if c.serverWarmup <= 0 {
 		return nil
 	}
@@ -217,7 +233,11 @@ func warmServer(c *config, s *spawner, jobs []job, rep *report, root string, std
 				continue
 			}
 			path := fmt.Sprintf("%s/warm-%s-%s-%d", root, j.workload, p, j.clients)
-			if r := s.run(p, j, 0, path, size{ops: ops, n: ops}); r.failed() {
+			r := s.run(ctx, p, j, 0, path, size{ops: ops, n: ops})
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			if r.failed() {
 				return fmt.Errorf("server warm-up (%s, %s, K=%d) failed: %s", p, j.workload, j.clients, r.Error)
 			}
 		}

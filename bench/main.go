@@ -15,13 +15,20 @@
 // (--check acquisitions holding --check-hold each: at the published --hold
 // 0 the holder counts of the timed part would miss two holders at once).
 // Exit status: 3 if any run broke mutual exclusion (or a bound), 1 if any
-// run failed, else 0.
+// run failed, 130 if interrupted (SIGINT or SIGTERM: the running peer is
+// killed, then the temporary directories, the local server and, on a
+// --connect server, the run's tree are removed; a second signal ends at
+// once), else 0.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 const usageText = `Runs the workloads uncontended, contended (K sessions), semaphore (3 leases),
@@ -42,7 +49,14 @@ func mainArgs(args []string, stdout, stderr io.Writer) int {
 	if c.peer != "" {
 		return peerMain(c, stdout)
 	}
-	rep, err := harness(c, stdout, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second signal ends the process at once
+	rep, err := harness(ctx, c, stdout, stderr)
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintln(stderr, "bench: interrupted; cleaned up")
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "bench:", err)
 		return exitError

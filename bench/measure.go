@@ -66,4 +66,6 @@ const (
 	exitUsage     = 2
 	exitViolation = 3 // mutual exclusion, the semaphore bound or the read/write rule broken
 	exitStall     = 4
+
+	exitInterrupted = 130 // the harness, on SIGINT or SIGTERM
 )

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -36,7 +37,8 @@ type size struct{ ops, n, warmup, check int }
 
 // run runs one peer process for one job and returns its result; a process
 // that failed gives a Result with Exit and Error set.
-func (s *spawner) run(peer string, j job, round int, root string, z size) *Result {
+// When ctx ends, the process is killed and the result says so.
+func (s *spawner) run(ctx context.Context, peer string, j job, round int, root string, z size) *Result {
 	args := []string{"--peer", peer, "--workload", j.workload, "--clients", strconv.Itoa(j.clients),
 		"--connect", s.connect, "--root", root, "--n", strconv.Itoa(z.n), "--ops", strconv.Itoa(z.ops),
 		"--warmup", strconv.Itoa(z.warmup), "--warmup-time", ms(s.c.warmupTime), "--check", strconv.Itoa(z.check),
@@ -51,7 +53,8 @@ func (s *spawner) run(peer string, j job, round int, root string, z size) *Resul
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// its own process group, killed with us (Linux) and past the timeout
+	// its own process group, killed with us (Linux), past the timeout and
+	// on an interrupt (ctx)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	t0 := time.Now()
 	err := cmd.Start()
@@ -68,6 +71,10 @@ func (s *spawner) run(peer string, j job, round int, root string, z size) *Resul
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 			err = fmt.Errorf("killed after --timeout %v", s.c.timeout)
+		case <-ctx.Done():
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			err = fmt.Errorf("killed: %w", errInterrupted)
 		}
 	}
 	r := &Result{Peer: peer, Workload: j.workload, Clients: j.clients}

@@ -191,7 +191,7 @@ func TestViolationReported(t *testing.T) {
 	var results []*Result
 	for _, j := range []job{{workload: "contended", clients: 8}, {workload: "waiters", clients: 20}} {
 		j.peers = []string{"broken"}
-		r := s.run("broken", j, 1, "/x", size{ops: 80, n: 1, check: 100})
+		r := s.run(context.Background(), "broken", j, 1, "/x", size{ops: 80, n: 1, check: 100})
 		if r.Exit != exitViolation || r.Violations == 0 || !strings.Contains(r.Error, "VIOLATION") {
 			t.Errorf("%s: exit %d, %d violations, error %q; want exit 3 with the violations", j.workload, r.Exit, r.Violations, r.Error)
 		}
