@@ -89,11 +89,17 @@ func TestHarness(t *testing.T) {
 
 // TestHarnessEnsemble runs the harness against a local 3-member ensemble
 // (--ensemble 3): the peers get the three servers, and the waiters' check
-// finds their watches on whichever server their session chose. Correctness
-// only, as TestHarness.
+// finds their watches on whichever server their session chose, the Java
+// peer's too (it once asked the first server only, and its waiters run sat
+// out its deadline). Correctness only, as TestHarness.
 func TestHarnessEnsemble(t *testing.T) {
+	peers := "gocurator,gozk"
+	if p, err := buildCurator(context.Background()); err == nil {
+		p.remove()
+		peers += ",curator"
+	}
 	c, rep, _ := runHarness(t, "--mode", "tiny", "--connect=", "--ensemble", "3",
-		"--peers", "gocurator,gozk", "--workloads", "contended,waiters", "--k", "2")
+		"--peers", peers, "--workloads", "contended,waiters", "--k", "2")
 	if srv := rep.Environment["server"]; !strings.Contains(srv, "3-member ensemble") {
 		t.Errorf("server %q, want a 3-member ensemble", srv)
 	}
@@ -105,6 +111,22 @@ func TestHarnessEnsemble(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--ensemble", "0"}, io.Discard); err == nil {
 		t.Error("--ensemble 0 accepted")
+	}
+}
+
+// TestStallOverInternalWaits: the stall limit must be well over every wait
+// inside a peer that ends by itself (it once equalled the waiters' watch
+// deadline, so a slow server could make a spurious STALL).
+func TestStallOverInternalWaits(t *testing.T) {
+	c, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.stall < 2*max(connectWait, watchWait) || minStall < 2*max(connectWait, watchWait) {
+		t.Errorf("--stall %v, least accepted %v: want at least twice %v and %v", c.stall, minStall, connectWait, watchWait)
+	}
+	if _, err := parseFlags([]string{"--stall", watchWait.String()}, io.Discard); err == nil {
+		t.Errorf("--stall %v accepted", watchWait)
 	}
 }
 

@@ -61,6 +61,10 @@ type config struct {
 // picks on a server; 512 MB is the old harness's maximum.
 const defaultJavaOpts = "-XX:+UseG1GC -Xms64m -Xmx512m"
 
+// minStall: --stall must be over twice the longest wait inside a peer
+// that ends by itself (connectWait, watchWait; Bench.java's the same).
+var minStall = 2 * max(connectWait, watchWait)
+
 var (
 	allPeers     = []string{"gocurator", "gozk", "curator"}
 	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "waiters", "cpu"}
@@ -105,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.hold, "hold", 0, "contended, semaphore, rwlock: time spent holding (the holder counts stay raised meanwhile)")
 	fs.IntVar(&c.check, "check", 0, "acquisitions of the checking pass after the timed part, each holding --check-hold, not reported: at --hold 0 the holder counts alone would miss two holders at once (0: none; waiters: min(W, this) waiters)")
 	fs.DurationVar(&c.checkHold, "check-hold", time.Millisecond, "time each acquisition of the checking pass holds (at least --hold)")
-	fs.DurationVar(&c.stall, "stall", time.Minute, "a peer with no progress for this long fails instead of hanging")
+	fs.DurationVar(&c.stall, "stall", 2*time.Minute, fmt.Sprintf("a peer with no progress for this long fails instead of hanging (over %v: twice the longest wait inside a peer)", minStall))
 	fs.DurationVar(&c.session, "session-timeout", 30*time.Second, "ZooKeeper session timeout of every client")
 	fs.StringVar(&c.peer, "peer", "", "(internal) run as this peer")
 	fs.StringVar(&c.workload, "workload", "", "(internal) the peer's workload")
@@ -119,6 +123,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.peer != "" { // a peer process gets explicit values
 		return c, nil
+	}
+	if c.stall <= minStall {
+		return nil, fmt.Errorf("--stall %v: want over %v, twice the longest wait inside a peer (a session, the waiters' watches), so that none is taken for a stall", c.stall, minStall)
 	}
 	preset, ok := presets[c.mode]
 	if !ok {

@@ -127,13 +127,17 @@ func queue(c *config, s session, path string, w int, h *holders, holdFor time.Du
 	return q
 }
 
+// watchWait is the longest the waiters wait for their watches (the
+// stall guard's --stall is well over it, config.go).
+const watchWait = 30 * time.Second
+
 // awaitWatches waits until wchp shows at least want watched nodes under
 // path (every waiter's predecessor watched; gocurator's waiters mark their
 // own nodes too) and returns how many it saw; -1 when
 // the server does not answer wchp (not whitelisted), in which case the
 // nodes alone were waited for.
 func awaitWatches(c *config, path string, want int) int {
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(watchWait)
 	last := -1
 	for {
 		n, err := watchesUnder(c.connect, path)

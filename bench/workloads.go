@@ -46,12 +46,17 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// connectWait is the longest a peer waits for a session (the stall
+// guard's --stall is well over it, config.go).
+const connectWait = 30 * time.Second
+
 func openSessions(c *config, lib library, k int) []session {
 	ss := make([]session, k)
 	for i := range ss {
-		ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		ctx, cancel := context.WithTimeout(bg, connectWait)
 		ss[i] = must(lib.connect(ctx, c.connect, c.session))
 		cancel()
+		progress.Add(1)
 	}
 	return ss
 }

@@ -34,6 +34,14 @@ public class Bench {
     static int clients = 1, n = 1000, ops = 1000, warmup = 100, check = 0;
     static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000;
 
+    /**
+     * The longest waits inside a workload, as in ../workloads.go and
+     * ../waiters.go: for a session, and for the waiters' watches. The
+     * harness's --stall is well over both (../config.go), so that no wait
+     * that ends by itself is taken for a stall.
+     */
+    static final int CONNECT_WAIT_S = 30, WATCH_WAIT_S = 30;
+
     /** what the workloads get done; the stall guard watches it. */
     static final AtomicLong progress = new AtomicLong();
 
@@ -140,7 +148,8 @@ public class Bench {
                 .sessionTimeoutMs((int) sessionMs).connectionTimeoutMs(15000)
                 .retryPolicy(new ExponentialBackoffRetry(1000, 3)).build();
         c.start();
-        if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("no session with " + connect);
+        if (!c.blockUntilConnected(CONNECT_WAIT_S, TimeUnit.SECONDS)) throw new IllegalStateException("no session with " + connect);
+        progress.incrementAndGet();
         return c;
     }
 
@@ -170,35 +179,41 @@ public class Bench {
         return -1;
     }
 
-    /** (path, session) data watches under path, from wchp; -1 if the server will not say. */
+    /**
+     * (path, session) data watches under path, from wchp, summed over every
+     * server of the connect string (a session's watches live on the server
+     * it is connected to), as watchesUnder in ../fourletter.go; -1 if a
+     * server will not say.
+     */
     static int watchesUnder(String path) {
         String hosts = connect.contains("/") ? connect.substring(0, connect.indexOf('/')) : connect;
         String chroot = connect.contains("/") ? connect.substring(connect.indexOf('/')) : "";
-        String first = hosts.split(",")[0];
-        int colon = first.lastIndexOf(':');
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(first.substring(0, colon), Integer.parseInt(first.substring(colon + 1))), 5000);
-            s.setSoTimeout(10000);
-            s.getOutputStream().write("wchp".getBytes(StandardCharsets.US_ASCII));
-            s.getOutputStream().flush();
-            InputStream in = s.getInputStream();
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            in.transferTo(out);
-            String text = out.toString(StandardCharsets.US_ASCII);
-            if (text.contains("not in the whitelist")) return -1;
-            String prefix = chroot + path + "/";
-            int count = 0;
-            boolean under = false;
-            for (String line : text.split("\n")) {
-                String t = line.trim();
-                if (t.startsWith("/")) under = t.startsWith(prefix);
-                else if (under && t.startsWith("0x")) count++;
+        String prefix = chroot + path + "/";
+        int count = 0;
+        for (String host : hosts.split(",")) {
+            int colon = host.lastIndexOf(':');
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(host.substring(0, colon), Integer.parseInt(host.substring(colon + 1))), 5000);
+                s.setSoTimeout(10000);
+                s.getOutputStream().write("wchp".getBytes(StandardCharsets.US_ASCII));
+                s.getOutputStream().flush();
+                InputStream in = s.getInputStream();
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                in.transferTo(out);
+                String text = out.toString(StandardCharsets.US_ASCII);
+                if (text.contains("not in the whitelist")) return -1;
+                boolean under = false;
+                for (String line : text.split("\n")) {
+                    String t = line.trim();
+                    if (t.startsWith("/")) under = t.startsWith(prefix);
+                    else if (under && t.startsWith("0x")) count++;
+                }
+            } catch (Exception e) {
+                System.err.println("note: wchp on " + host + ": " + e);
+                return -1;
             }
-            return count;
-        } catch (Exception e) {
-            System.err.println("note: wchp: " + e);
-            return -1;
         }
+        return count;
     }
 
     /** the JSON line: the fields of ../result.go. */

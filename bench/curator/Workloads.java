@@ -273,7 +273,7 @@ final class Workloads {
             if (n != last) { last = n; Bench.progress.incrementAndGet(); }
         }
         if (watches) {
-            long deadline = System.nanoTime() + 60_000_000_000L;
+            long deadline = System.nanoTime() + Bench.WATCH_WAIT_S * 1_000_000_000L;
             for (int last = -1; (q.watches = Bench.watchesUnder(path)) >= 0 && q.watches < w && System.nanoTime() < deadline; Bench.sleep(20)) {
                 if (q.watches != last) { last = q.watches; Bench.progress.incrementAndGet(); }
             }
