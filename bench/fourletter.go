@@ -39,8 +39,8 @@ func fourLetter(connect, cmd string) (string, error) {
 // over every server of the connect string: a session's watches live on
 // the server it is connected to.
 func watchesUnder(connect string, path string) (int, error) {
-	hosts, chroot, _ := strings.Cut(connect, "/")
-	prefix := strings.TrimSuffix("/"+chroot, "/") + path + "/"
+	hosts, chroot := splitChroot(connect)
+	prefix := chroot + path + "/"
 	n := 0
 	for _, host := range strings.Split(hosts, ",") {
 		out, err := fourLetter(host, "wchp")

@@ -123,3 +123,27 @@ func deleteTree(ctx context.Context, connect, root string, timeout time.Duration
 	}
 	return del(root)
 }
+
+// checkChroot fails when connect names a chroot that does not exist:
+// ZooKeeper's Java client (the curator peer) cannot create under it,
+// while gocurator and go-zookeeper's lock would make it, so a run would
+// fail or not depending on which peer came first.
+func checkChroot(ctx context.Context, connect string, timeout time.Duration) error {
+	hosts, chroot := splitChroot(connect)
+	if chroot == "" {
+		return nil
+	}
+	s, err := gocuratorLib{}.connect(ctx, hosts, timeout)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ok, _, err := s.(gocuratorSession).c.Exists(ctx, chroot)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the chroot %s of --connect: %w", chroot, err)
+	case !ok:
+		return fmt.Errorf("the chroot %s of --connect does not exist on the server: create it first", chroot)
+	}
+	return nil
+}

@@ -67,6 +67,11 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 	if ctx.Err() != nil {
 		return nil, errInterrupted
 	}
+	if err := checkChroot(ctx, connect, c.session); ctx.Err() != nil {
+		return nil, errInterrupted
+	} else if err != nil {
+		return nil, err
+	}
 	s.connect = connect
 	root := fmt.Sprintf("/gocurator-bench-%d-%d", time.Now().UnixMilli(), os.Getpid())
 	if c.connect != "" {
