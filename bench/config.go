@@ -70,9 +70,9 @@ var (
 	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "waiters", "cpu"}
 )
 
-// presets: quick is a few minutes on 2 cores (its warm-ups too short for
-// the JVM to settle), full the published figures (about 15 minutes on 2
-// cores), tiny the end-to-end test.
+// presets: quick is about 3 minutes on 2 cores (its warm-ups too short for
+// the JVM to settle), full the published figures (12-15 minutes on 2
+// cores, estimated from a quick run's timings), tiny the end-to-end test.
 var presets = map[string]map[string]string{
 	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "timeout": "2m"},
 	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "0", "timeout": "3m"},
@@ -88,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fs.PrintDefaults()
 	}
 	var peers, workloads, ks, ws, wsGo string
-	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (a minute or two), full (the published figures) or tiny (the test)")
+	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (about 3 minutes), full (the published figures, 12-15 minutes) or tiny (the test)")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds; every peer runs every workload once per round, peers interleaved")
 	fs.StringVar(&peers, "peers", strings.Join(allPeers, ","), "peers to compare")
 	fs.StringVar(&workloads, "workloads", strings.Join(allWorkloads, ","), "workloads (cpu: CPU per acquisition of the uncontended and K=4 contended runs)")
