@@ -20,11 +20,13 @@ package faults_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
 	"github.com/gocurator/curator/framework"
@@ -91,6 +93,45 @@ func serverWatches(cl *zktest.Cluster) (int, error) {
 	}
 	return total, nil
 }
+
+// memberViews lists the children of each path as each member of the
+// ensemble serves them (a connection to that member alone), one line per
+// member and path, and reports whether the running members agree. ZooKeeper
+// 3.8.0 (Debian's) can leave a member without a transaction after a leader
+// change (ZOOKEEPER-4712, ZOOKEEPER-4785): its clients then see contenders
+// the others do not, or miss some, and no client can tell.
+func memberViews(cl *zktest.Cluster, paths []string) (lines []string, agree bool) {
+	agree = true
+	first := map[string]string{}
+	for i, m := range cl.Members() {
+		if !m.Running() {
+			lines = append(lines, fmt.Sprintf("member %d: stopped", i))
+			continue
+		}
+		conn, _, err := zk.Connect([]string{m.Addr()}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietLog{}))
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("member %d: %v", i, err))
+			continue
+		}
+		for _, p := range paths {
+			kids, _, err := conn.Children(p)
+			slices.Sort(kids)
+			view := fmt.Sprintf("%v %v", kids, err)
+			lines = append(lines, fmt.Sprintf("member %d lists %s: %s", i, p, view))
+			if f, ok := first[p]; ok && f != view {
+				agree = false
+			} else if !ok {
+				first[p] = view
+			}
+		}
+		conn.Close()
+	}
+	return lines, agree
+}
+
+type quietLog struct{}
+
+func (quietLog) Printf(string, ...any) {}
 
 // report collects the figures of a run for the log and the closing note.
 type report struct {

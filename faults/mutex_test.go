@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,7 +51,10 @@ func soak(t *testing.T) time.Duration {
 // faultCycle injects every ensemble and network fault once, waiting after
 // each for the recipes to make progress; it returns how many faults it
 // injected.
-func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients []*netClient, progress func() int, rep *report) int {
+//
+// paths are the recipe's queues: when progress stalls, the failure says
+// how each member of the ensemble lists them, and whether they disagree.
+func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients []*netClient, progress func() int, rep *report, paths ...string) int {
 	t.Helper()
 	faults := 0
 	step := func(what string, inject func()) {
@@ -58,7 +62,20 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		start := time.Now()
 		inject()
 		faults++
-		testenv.WaitFor(t, 2*time.Minute, "progress after: "+what, func() bool { return progress() >= before+3 })
+		deadline := time.Now().Add(2 * time.Minute)
+		for progress() < before+3 {
+			if time.Now().After(deadline) {
+				views, agree := memberViews(cl, paths)
+				if !agree {
+					t.Fatalf("progress after: %s: stalled, and the members of the ensemble disagree on the queue "+
+						"(a ZooKeeper data inconsistency after a leader change: ZOOKEEPER-4712, -4785, fixed in 3.8.4 and 3.8.5; "+
+						"a client on the member that lists a contender the others do not waits on it for good):\n%s",
+						what, strings.Join(views, "\n"))
+				}
+				t.Fatalf("progress after: %s: stalled for 2m; the members agree:\n%s", what, strings.Join(views, "\n"))
+			}
+			time.Sleep(50 * time.Millisecond) // polling a counter, not a synchronisation
+		}
 		rep.add("fault %-45s progress again after %v", what, time.Since(start).Round(10*time.Millisecond))
 	}
 	step("leader killed, restarted", func() {
@@ -176,9 +193,9 @@ func TestFaultsMutex(t *testing.T) {
 	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return fence.Entries() >= 10 })
 	start := time.Now()
-	faults := faultCycle(ctx, t, cl, clients, fence.Entries, rep)
+	faults := faultCycle(ctx, t, cl, clients, fence.Entries, rep, path)
 	for d := soak(t); time.Since(start) < d; {
-		faults += faultCycle(ctx, t, cl, clients, fence.Entries, rep)
+		faults += faultCycle(ctx, t, cl, clients, fence.Entries, rep, path)
 	}
 	close(stop)
 	wg.Wait()

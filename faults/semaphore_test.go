@@ -109,9 +109,9 @@ func TestFaultsSemaphore(t *testing.T) {
 	progress := func() int { return int(grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
 	start := time.Now()
-	faults := faultCycle(ctx, t, cl, clients, progress, rep)
+	faults := faultCycle(ctx, t, cl, clients, progress, rep, path+"/locks", path+"/leases")
 	for d := soak(t); time.Since(start) < d; {
-		faults += faultCycle(ctx, t, cl, clients, progress, rep)
+		faults += faultCycle(ctx, t, cl, clients, progress, rep, path+"/locks", path+"/leases")
 	}
 	close(stop)
 	wg.Wait()
