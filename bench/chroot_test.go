@@ -30,11 +30,7 @@ func TestSplitChroot(t *testing.T) {
 // session), nothing is written outside it, and the run's tree inside it is
 // removed at the end.
 func TestHarnessChroot(t *testing.T) {
-	srv, err := zktest.NewServer()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer srv.Close()
+	srv := zktest.StartServer(t) // closed at cleanup; a server that cannot start fails the test
 	peers := "gocurator,gozk"
 	if p, err := buildCurator(context.Background()); err == nil {
 		p.remove()

@@ -33,11 +33,7 @@ func TestInterruptCleansUp(t *testing.T) {
 		checkEmpty(t, tmp)
 	})
 	t.Run("external server, SIGTERM", func(t *testing.T) {
-		srv, err := zktest.NewServer()
-		if err != nil {
-			t.Skip(err)
-		}
-		defer srv.Close()
+		srv := zktest.StartServer(t) // closed at cleanup; a server that cannot start fails the test
 		tmp := t.TempDir()
 		interrupt(t, tmp, syscall.SIGTERM, "--connect", srv.ConnectString(), "--peers", peers)
 		checkEmpty(t, tmp)

@@ -13,11 +13,7 @@ import (
 // the curator peer is left out, the last line says so and how to install
 // it, and the exit status stays 0, as documented.
 func TestCuratorUnavailableNotAFailure(t *testing.T) {
-	srv, err := zktest.NewServer()
-	if err != nil {
-		t.Skip(err)
-	}
-	defer srv.Close()
+	srv := zktest.StartServer(t) // closed at cleanup; a server that cannot start fails the test
 	t.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	t.Setenv("PATH", t.TempDir()) // no javac, no java
 	var out, log bytes.Buffer
