@@ -50,13 +50,16 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 	s := &spawner{c: c, self: self}
 	if slices.Contains(c.peers, "curator") {
 		fmt.Fprintln(stderr, "# compiling the curator peer (javac)")
-		if s.curator, err = buildCurator(ctx); ctx.Err() != nil {
+		s.curator, err = buildCurator(ctx)
+		if s.curator != nil {
+			defer s.curator.remove() // even when interrupted right after javac
+		}
+		switch {
+		case ctx.Err() != nil:
 			return nil, errInterrupted
-		} else if err != nil {
+		case err != nil:
 			rep.Unavailable["curator"] = err.Error()
 			fmt.Fprintf(stderr, "# curator peer UNAVAILABLE: %v\n", err)
-		} else {
-			defer s.curator.remove()
 		}
 	}
 	connect, serverDesc, stop, err := startServer(c.connect, c.ensemble)
