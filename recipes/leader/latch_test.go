@@ -322,7 +322,7 @@ func TestLatchTermLostJustBeforeClose(t *testing.T) {
 		if err := admin.Delete(ctx, l.Node()); err != nil { // the term is lost
 			t.Fatal(err)
 		}
-		<-ended // the watcher saw the term end; its loss event is not sent yet
+		testenv.Recv(t, ended, testenv.WaitShort, "the term's watcher seeing the term end") // its loss event is not sent yet
 		closed := make(chan error, 1)
 		go func() { closed <- l.Close() }()
 		testenv.WaitFor(t, testenv.WaitShort, "the listener to hear NotLeader", func() bool {
@@ -334,7 +334,7 @@ func TestLatchTermLostJustBeforeClose(t *testing.T) {
 		default:
 		}
 		proceed <- struct{}{}
-		if err := <-closed; err != nil {
+		if err := testenv.Recv(t, closed, testenv.WaitShort, "Close"); err != nil {
 			t.Fatalf("%v: Close: %v", mode, err)
 		}
 		if got := r.events(); !slices.Equal(got, []string{"leader", "not"}) {
