@@ -469,3 +469,12 @@ func ExampleClient_MarkNode() {
 	// unchanged: false
 	// a missing node: true
 }
+
+// The default retry policy, for a policy of one's own that wraps it.
+func ExampleDefaultRetryPolicy() {
+	p := framework.DefaultRetryPolicy()
+	_, again := p.Next(0, 0)
+	_, fourth := p.Next(3, 0)
+	fmt.Println(again, fourth)
+	// Output: true false
+}

@@ -235,8 +235,16 @@ func (o *options) sendBuffer() func(*zk.Conn) {
 	return zk.WithMaxConnBufferSize(max(zkSendBuffer, o.juteMaxBuffer+4))
 }
 
-func defaultOptions() options {
+// DefaultRetryPolicy returns the retry policy a client uses unless
+// WithRetryPolicy sets another (Curator's usual ExponentialBackoffRetry:
+// 100 ms base sleep, 3 retries); a fresh value, for wrapping.
+func DefaultRetryPolicy() retry.Policy {
 	policy, _ := retry.NewExponentialBackoff(100*time.Millisecond, 3)
+	return policy
+}
+
+func defaultOptions() options {
+	policy := DefaultRetryPolicy()
 	return options{
 		sessionTimeout:    DefaultSessionTimeout,
 		connectionTimeout: DefaultConnectionTimeout,

@@ -30,7 +30,7 @@ type connFlags struct {
 }
 
 // gatedRetry is the commands' retry policy: the framework's default
-// (exponential, 100 ms, 3 retries) except while a step runs whose retry
+// (framework.DefaultRetryPolicy) except while a step runs whose retry
 // would hide its outcome. A delete whose reply was lost, sent again, finds
 // the node gone as if someone else had deleted it: release's delete is
 // sent once, and its outcome checked after.
@@ -102,11 +102,7 @@ type usageError struct{ error }
 
 // dial connects, bounded by --timeout (and by ctx: Ctrl-C).
 func (f *connFlags) dial(ctx context.Context) (*framework.Client, error) {
-	policy, err := retry.NewExponentialBackoff(100*time.Millisecond, 3)
-	if err != nil {
-		return nil, err
-	}
-	f.retries = &gatedRetry{Policy: policy}
+	f.retries = &gatedRetry{Policy: framework.DefaultRetryPolicy()}
 	opts := []framework.Option{
 		framework.WithSessionTimeout(sessionTimeout),
 		framework.WithConnectionTimeout(f.timeout),
