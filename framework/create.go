@@ -70,6 +70,9 @@ type Created struct {
 	// same read (so intact means: the parent Parent describes); nil when
 	// Parent is, or the connection changed meanwhile.
 	ParentMark *Mark
+	// Children are, with WithParentChildren, the parent's children listed
+	// by that same read (our node's name among them); nil when Parent is.
+	Children []string
 }
 
 // Create makes a node and returns its path (with the sequence number for
@@ -103,11 +106,12 @@ func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts 
 func (p *createPlan) created(v createResult, pending <-chan outcome[createResult], err error) (Created, error) {
 	c := p.c
 	var (
-		parent *Stat
-		mark   *Mark
+		parent   *Stat
+		mark     *Mark
+		children []string
 	)
 	if p.parent != nil {
-		parent, mark = p.parent.result(err == nil && v.first)
+		parent, mark, children = p.parent.result(err == nil && v.first)
 	}
 	if err != nil {
 		if p.co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
@@ -115,7 +119,7 @@ func (p *createPlan) created(v createResult, pending <-chan outcome[createResult
 		}
 		return Created{}, err
 	}
-	n := Created{Path: c.paths.user(v.path), Parent: parent, ParentMark: mark}
+	n := Created{Path: c.paths.user(v.path), Parent: parent, ParentMark: mark, Children: children}
 	if p.co.mode.Ephemeral() {
 		n.Session = c.sessionFor(v.sid)
 	}
@@ -159,6 +163,9 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 	}
 	if co.parentStat && !co.protected {
 		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentStat needs WithProtection", curator.ErrInvalidArgument)}
+	}
+	if co.parentMark && co.parentChildren {
+		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentMark and WithParentChildren", curator.ErrInvalidArgument)}
 	}
 	p := &createPlan{c: c, co: co, userPath: path, data: data}
 	if co.protected {

@@ -178,6 +178,44 @@ func TestCreateParentStat(t *testing.T) {
 	}
 }
 
+// WithParentChildren: the read behind the create lists the parent's
+// children, read after the create (ours among them), with the parent's
+// stat; nothing when the create made its parent; refused with
+// WithParentMark.
+func TestCreateParentChildren(t *testing.T) {
+	px := startProxyFor(t)
+	c := newClient(t, px.Addr(), framework.WithNamespace(testenv.Uniq("pkids")))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	opts := []framework.OpOption{framework.WithMode(framework.ModeEphemeralSequential), framework.WithProtection(),
+		framework.WithParentContainers(), framework.WithParentChildren()}
+
+	first, err := c.CreateNode(ctx, "/q/n-", nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Parent != nil || first.Children != nil {
+		t.Errorf("a create that made its parent: Parent %+v, Children %q; want nil", first.Parent, first.Children)
+	}
+	px.ResetCounts()
+	second, err := c.CreateNode(ctx, "/q/n-", nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{framework.NodeName(first.Path), framework.NodeName(second.Path)}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(second.Children))
+	if !slices.Equal(got, want) || second.Parent == nil || second.Parent.NumChildren != 2 {
+		t.Fatalf("Children %q, Parent %+v; want %q and the parent's stat counting both", second.Children, second.Parent, want)
+	}
+	if n, e := px.Requests(zktest.OpGetChildren2), px.Requests(zktest.OpExists); n != 1 || e != 0 {
+		t.Errorf("%d getChildren, %d exists; want 1 (the listing) and 0", n, e)
+	}
+	if _, err := c.CreateNode(ctx, "/q/m-", nil, framework.WithMode(framework.ModeEphemeralSequential), framework.WithProtection(),
+		framework.WithParentMark(), framework.WithParentChildren()); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Errorf("WithParentMark with WithParentChildren: %v, want ErrInvalidArgument", err)
+	}
+}
+
 // A create's reply may come back, and its caller take the answer of the
 // read behind it, before go-zookeeper's Write of the create has returned
 // (go-zookeeper registers a request before writing it; under load its
@@ -191,7 +229,7 @@ func TestCreateReadsBehindAReplyFasterThanItsWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		read framework.OpOption
-	}{{"stat", framework.WithParentStat()}, {"mark", framework.WithParentMark()}} {
+	}{{"stat", framework.WithParentStat()}, {"mark", framework.WithParentMark()}, {"children", framework.WithParentChildren()}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := testenv.Uniq("behind")
 			c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
@@ -225,6 +263,9 @@ func TestCreateReadsBehindAReplyFasterThanItsWrite(t *testing.T) {
 			}
 			if tc.name == "mark" && !n.ParentMark.Intact() {
 				t.Errorf("ParentMark %v, want an intact mark", n.ParentMark)
+			}
+			if tc.name == "children" && (len(n.Children) != 1 || n.Children[0] != framework.NodeName(n.Path)) {
+				t.Errorf("Children %q, want our node alone", n.Children)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -429,6 +430,41 @@ func ExampleWithParentMark() {
 	// children after our create: 1
 	// parent unchanged: true true
 	// parent unchanged: false false
+}
+
+// WithParentChildren lists the parent's children behind a create, in the
+// same round trip: a queue's new member learns its place from its create.
+func ExampleWithParentChildren() {
+	srv, err := zktest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := framework.New(srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	if _, err := client.Create(ctx, "/queue", nil); err != nil {
+		log.Fatal(err)
+	}
+	opts := []framework.OpOption{framework.WithMode(framework.ModeEphemeralSequential),
+		framework.WithProtection(), framework.WithParentChildren()}
+	if _, err := client.CreateNode(ctx, "/queue/item-", nil, opts...); err != nil {
+		log.Fatal(err)
+	}
+	n, err := client.CreateNode(ctx, "/queue/item-", nil, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("children after our create:", len(n.Children), n.Parent.NumChildren)
+	fmt.Println("ours among them:", slices.Contains(n.Children, framework.NodeName(n.Path)))
+	// Output:
+	// children after our create: 2 2
+	// ours among them: true
 }
 
 // MarkNode keeps a watch on a node that nobody waits on: the Mark tells,

@@ -41,7 +41,7 @@ const (
 )
 
 var optionNames = []string{"WithMode", "WithProtection", "WithParents/WithParentContainers", "WithACL", "WithTTL",
-	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat/WithParentMark"}
+	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat/WithParentMark/WithParentChildren"}
 
 type parentsMode int
 
@@ -61,8 +61,9 @@ type opOptions struct {
 	acl       []ACL
 	ttl       time.Duration
 
-	parentStat bool
-	parentMark bool // WithParentMark
+	parentStat     bool
+	parentMark     bool // WithParentMark
+	parentChildren bool // WithParentChildren
 
 	version       int32
 	guaranteed    bool
@@ -167,6 +168,14 @@ func WithParentStat() OpOption {
 // request. Create.
 func WithParentMark() OpOption {
 	return func(o *opOptions) { o.set(optParentStat); o.parentStat, o.parentMark = true, true }
+}
+
+// WithParentChildren is WithParentStat whose read of the parent lists its
+// children too (Created.Children, which include the new node) at no extra
+// round trip: a lock's first reading of its queue comes with its create.
+// Not with WithParentMark. Create.
+func WithParentChildren() OpOption {
+	return func(o *opOptions) { o.set(optParentStat); o.parentStat, o.parentChildren = true, true }
 }
 
 // WithVersion makes the operation succeed only if the node's version (for

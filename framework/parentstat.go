@@ -21,7 +21,9 @@ type parentRead struct {
 	conn atomic.Pointer[zk.Conn] // the first attempt's connection, set before its create is queued
 	done func() bool             // drops the expectation; true if the create was seen going out
 	read chan struct{}           // closed once the reader ended
+	list bool                    // WithParentChildren: the read lists the children
 	stat *Stat
+	kids []string // the children, if listed
 }
 
 // readParentBehind arms a reader of p's parent that sends its request as
@@ -30,7 +32,7 @@ func (c *Client) readParentBehind(p *createPlan) *parentRead {
 	c.mu.Lock()
 	l := c.link
 	c.mu.Unlock()
-	r := &parentRead{c: c, full: p.parentFull, read: make(chan struct{})}
+	r := &parentRead{c: c, full: p.parentFull, read: make(chan struct{}), list: p.co.parentChildren}
 	if p.co.parentMark {
 		// Before the create is queued: the mark holds only if the create
 		// and this read are answered on that connection.
@@ -55,6 +57,10 @@ func (r *parentRead) run() {
 			r.stat = st
 		}
 		r.w.Stop() // the armed entry stays for the mark; no waiter does
+	case r.list:
+		if kids, st, err := conn.Children(r.full); err == nil {
+			r.stat, r.kids = st, kids
+		}
 	default:
 		if ok, st, err := conn.Exists(r.full); err == nil && ok {
 			r.stat = st
@@ -67,7 +73,7 @@ func (r *parentRead) run() {
 // read only when its stat will be used: a create whose ctx ended while it
 // was in flight returns without waiting for the server (the reader then
 // ends by itself, its stat unread).
-func (r *parentRead) result(valid bool) (*Stat, *Mark) {
+func (r *parentRead) result(valid bool) (*Stat, *Mark, []string) {
 	if h := parentResultHook.Load(); h != nil {
 		(*h)()
 	}
@@ -75,17 +81,17 @@ func (r *parentRead) result(valid bool) (*Stat, *Mark) {
 		if r.w != nil {
 			r.w.Stop()
 		}
-		return nil, nil // never written on the link armed (a reconnection): nothing read
+		return nil, nil, nil // never written on the link armed (a reconnection): nothing read
 	}
 	if !valid {
-		return nil, nil
+		return nil, nil, nil
 	}
 	<-r.read
 	if r.stat == nil || !r.mark.Intact() {
-		return r.stat, nil
+		return r.stat, nil, r.kids
 	}
 	r.c.watches.keepMark(r.mark)
-	return r.stat, r.mark
+	return r.stat, r.mark, nil
 }
 
 // parentResultHook, if set (tests only), runs when a create that read its

@@ -26,6 +26,10 @@ type Contender struct {
 	// known: the queue as the gap rule (gap.go) knows it right after the
 	// create, with its mark; nil if it does not (one use: Wait clears it).
 	known *reading
+	// listed: the queue as listed right behind the create
+	// (framework.WithParentChildren), nil if it was not (one use: Wait
+	// clears it).
+	listed *Queue
 }
 
 // Node returns the contender's node path.

@@ -29,7 +29,9 @@ type Driver struct {
 	// itself (others were there); the next create asks for no parent stat
 	// (it would be wasted), until a reading shows it would again.
 	busy atomic.Bool
-	last lastRead // for the gap rule (gap.go), when it hands off
+	// watchesAll: the last wait decided on watched reads (WaitOptions.WatchAll).
+	watchesAll atomic.Bool
+	last       lastRead // for the gap rule (gap.go), when it hands off
 }
 
 // New returns a driver for contenders named name under path. sortNames are
@@ -145,7 +147,7 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 }
 
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
-	opts, mark, gap, h, marking := d.createOptions(mode)
+	opts, mark, gap, h, marking := d.createOptions(mode, mode.Sequential())
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
 	return d.enqueued(n, err, mark, gap, h, marking)
 }
@@ -167,7 +169,7 @@ func (d *Driver) nodeData(data []byte) []byte {
 // whose frame is on every waiter's stack while its create is in flight.)
 //
 //go:noinline
-func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff, marking bool) {
+func (d *Driver) createOptions(mode framework.CreateMode, waits bool) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff, marking bool) {
 	gap = d.handoff && d.last.ready()
 	mark = d.last.marked()
 	if d.handoff && !gap {
@@ -186,14 +188,26 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 		// parent read (one request of three when uncontended).
 	case marking:
 		parent = parentMark
-	case !d.busy.Load() && !crowded:
-		// The parent's stat, in the same round trip: a node that is its
-		// path's only child decides without reading the queue (Wait).
+	case !waits:
+		// A node in a place of its own (EnqueueAs: the downgrade's read
+		// node) holds without a decision: nothing would use the read.
+	case crowded:
 		// Not when another contender of the process is there (creating,
 		// or waiting to hand off): then ours is unlikely to be alone, and
-		// reading the queue is safe anyway (a thousand readers of a
-		// read-write lock queued at once would each make one, and a
-		// goroutine to send it).
+		// reading the queue is shared (a thousand readers of a read-write
+		// lock queued at once would each make one read, and a goroutine
+		// to send it).
+	case !d.handoff && !d.watchesAll.Load():
+		// The queue itself, in the same round trip: the first decision
+		// needs no read of its own (the read-write lock's: 2 round trips
+		// for a read, not 3). Not for a handing-off waiter, whose reading
+		// must be made under a mark (gap.go, 5.), nor for one that decides
+		// on watched reads (the semaphore's lease wait), which the count
+		// alone decides when it holds at once.
+		parent = parentList
+	case !d.busy.Load():
+		// The parent's stat, in the same round trip: a node that is its
+		// path's only child decides without reading the queue (Wait).
 		parent = parentStat
 	}
 	if testHookCreating != nil {
@@ -223,16 +237,17 @@ const (
 	parentNone = iota
 	parentStat // WithParentStat
 	parentMark // WithParentMark
+	parentList // WithParentChildren
 )
 
 // contenderOpts are a contender's create options, by mode (ephemeral or
 // ephemeral-sequential) and parent read, made once: they would be on the
 // stack of every waiter's create, its deepest call.
-var contenderOpts = func() map[framework.CreateMode][3][]framework.OpOption {
-	t := map[framework.CreateMode][3][]framework.OpOption{}
+var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
+	t := map[framework.CreateMode][4][]framework.OpOption{}
 	for _, mode := range []framework.CreateMode{framework.ModeEphemeral, framework.ModeEphemeralSequential} {
-		var byParent [3][]framework.OpOption
-		for parent, extra := range []framework.OpOption{nil, framework.WithParentStat(), framework.WithParentMark()} {
+		var byParent [4][]framework.OpOption
+		for parent, extra := range []framework.OpOption{nil, framework.WithParentStat(), framework.WithParentMark(), framework.WithParentChildren()} {
 			o := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
 			if extra != nil {
 				o = append(o, extra)
@@ -267,6 +282,9 @@ func (d *Driver) enqueued(n framework.Created, err error, mark *framework.Mark, 
 		}
 		if c.siblings == 1 && m.Intact() { // a reading: ours alone, read under a mark
 			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}}, m)
+		}
+		if n.Children != nil {
+			c.listed = d.queueOf(n.Children)
 		}
 	case gap:
 		c.known = d.last.after(c)

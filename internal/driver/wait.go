@@ -96,6 +96,9 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	// path, so the read's worst case (the runtime's allocation slow path
 	// under go-zookeeper's request) stays under the 4 KB stack's limit.
 	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
+	if c.d.watchesAll.Load() != r.watchAll {
+		c.d.watchesAll.Store(r.watchAll) // not a write per Wait: a thousand waiters share the line
+	}
 	if c.d.handoff && !o.Try {
 		r.ho = known.join(c.d.client, c.d.path)
 	}
@@ -251,8 +254,8 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	if o.Wake != nil {
 		r.wake = o.Wake() // before the read and the decision: a change after them closes it
 	}
-	siblings, gapq := c.siblings, c.known
-	c.siblings, c.known = 0, nil // known right after the create only
+	siblings, gapq, listed := c.siblings, c.known, c.listed
+	c.siblings, c.known, c.listed = 0, nil, nil // known right after the create only
 	r.gap = false
 	switch {
 	case siblings > 0 && o.Fits != nil && len(o.With) == 0 && o.Fits(siblings):
@@ -261,6 +264,8 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		// count fitting, and would be granted with no node; the read
 		// below checks every node of the set.
 		return true, nil
+	case listed != nil:
+		r.q = listed // listed right after our create, on its connection
 	case siblings == 1:
 		r.q = &Queue{entries: []entry{{c.seq, c.name}}} // the queue as it was right after our create
 	case gapq != nil:
