@@ -102,8 +102,8 @@ func SetGoneMin(n int) (restore func()) {
 // handoff, as another waiter of the process would be, so that what the
 // process knows is kept; the returned func leaves.
 func (d *Driver) JoinHandoff() (leave func()) {
-	h := known.join(d.client, d.path)
-	return func() { known.leave(h) }
+	h, at := known.join(d.client, d.path)
+	return func() { known.leave(h, at) }
 }
 
 // KnowsGone reports whether the process knows the contender name of d's

@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"cmp"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/gocurator/curator/framework"
@@ -81,16 +83,36 @@ type handoff struct {
 	marking  bool // one of them reads the parent for a mark
 	gone     map[string]struct{}
 	order    []string // gone's names, oldest first
+	dropped  int      // names dropped from order's front so far: order[i] is name number dropped+i
+	joins    []joinAt // when the waiters still there joined, oldest first
 }
 
+// joinAt counts the waiters that joined when the next gone name would be
+// number at.
+type joinAt struct{ at, n int }
+
 // goneMin is the least number of gone names a handoff entry keeps (it
-// keeps twice its waiters if more). The oldest go first: a path contended
+// keeps twice its waiters if more, and every name gone since its oldest
+// waiter joined, up to goneMax). The oldest go first: a path contended
 // without pause in one process keeps its entry for good, and its gone
 // names would grow with every acquisition. Forgetting one is safe: a
 // waiter that asks about it is told "not known gone" and reads the queue
 // again. The names waiters ask about are those deleted since their
-// reading, the newest.
+// reading, which each made after it joined: a name gone before every
+// waiter there joined is in no reading of theirs (but the gap rule's
+// short ones, gap.go, which the newest goneMin cover). Dropping names by
+// count alone was not enough: the last waiters of a queue of 10,000
+// queued as one read, each, of every contender before it; by their turn
+// the names of the first had been dropped (fewer waiters, so fewer kept),
+// and each of them read the queue again: 2,494 reads of thousands of
+// names in one run of bench's waiters workload, at twice the CPU per
+// handoff.
 var goneMin = 1024
+
+// goneMax bounds the names kept for the waiters there, whenever they
+// joined: one waiting for hours behind a holder while others come and give
+// up would otherwise keep every name.
+const goneMax = 1 << 16
 
 // get returns key's entry, made if missing; hs.mu held.
 func (hs *handoffs) get(key readKey) *handoff {
@@ -109,19 +131,32 @@ func (hs *handoffs) drop(h *handoff) {
 	}
 }
 
-// join registers a waiter on the client's path; leave it when done.
-func (hs *handoffs) join(c *framework.Client, path string) *handoff {
+// join registers a waiter on the client's path, as of the next gone name
+// (at); leave it, with at, when done.
+func (hs *handoffs) join(c *framework.Client, path string) (h *handoff, at int) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h := hs.get(readKey{c, path})
+	h = hs.get(readKey{c, path})
 	h.users++
-	return h
+	at = h.dropped + len(h.order)
+	if k := len(h.joins); k > 0 && h.joins[k-1].at == at {
+		h.joins[k-1].n++
+	} else {
+		h.joins = append(h.joins, joinAt{at, 1})
+	}
+	return h, at
 }
 
-func (hs *handoffs) leave(h *handoff) {
+func (hs *handoffs) leave(h *handoff, at int) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h.users--
+	if i, ok := slices.BinarySearchFunc(h.joins, at, func(j joinAt, at int) int { return cmp.Compare(j.at, at) }); ok {
+		h.joins[i].n--
+	}
+	for len(h.joins) > 0 && h.joins[0].n == 0 {
+		h.joins = h.joins[1:]
+	}
 	hs.drop(h)
 }
 
@@ -171,10 +206,15 @@ func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 	}
 	h.gone[name] = struct{}{}
 	h.order = append(h.order, name)
-	for len(h.order) > max(goneMin, 2*h.users) {
+	oldest := h.dropped + len(h.order) // no waiter: none is needed
+	if len(h.joins) > 0 {
+		oldest = h.joins[0].at
+	}
+	for len(h.order) > max(goneMin, 2*h.users) && (h.dropped < oldest || len(h.order) > goneMax) {
 		delete(h.gone, h.order[0])
 		h.order[0] = ""
 		h.order = h.order[1:]
+		h.dropped++
 	}
 }
 

@@ -135,6 +135,53 @@ func TestHandoffReadsNothing(t *testing.T) {
 	testenv.WaitFor(t, testenv.WaitShort, "no handoff key left", func() bool { return driver.HandoffKeys() == 0 })
 }
 
+// The names a waiter will ask about are kept while it waits, however few
+// waiters are left: each of these waiters reads the queue on its own (one
+// after another), so each reading holds every contender before it, and
+// when its turn comes the names of the first are old. Before, names were
+// dropped by count alone (here the newest 2, or twice the waiters left):
+// the last waiters found the first names forgotten and each read the
+// queue again (bench's 10,000 waiters: 2,494 reads of thousands of names
+// in one run).
+func TestHandoffKeepsTheNamesItsWaitersNeed(t *testing.T) {
+	t.Cleanup(driver.SetGoneMin(2))
+	pk := countParks(t)
+	px := zktest.StartProxy(t, testenv.Shared().Addr())
+	c := testenv.Client(t, px.Addr())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	d := newDriver(t, c, testenv.Path(t, "/handoffkeep"))
+	holder, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	waiters := make([]*driver.Contender, n)
+	done := make([]<-chan error, n)
+	for i := range waiters {
+		if waiters[i], err = d.Enqueue(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		done[i] = waitOn(ctx, waiters[i])
+		pk.waitParked(t, waiters[i], 1, fmt.Sprintf("waiter %d parked", i))
+	}
+	px.ResetCounts()
+	if err := holder.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range waiters {
+		if err := <-done[i]; err != nil {
+			t.Fatalf("waiter %d: %v", i, err)
+		}
+		if err := w.Delete(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads, exists, _ := requests(px); reads+exists != 0 {
+		t.Errorf("%d handoffs sent %d reads of the queue and %d exists; want none", n, reads, exists)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "no handoff key left", func() bool { return driver.HandoffKeys() == 0 })
+}
+
 // A waiter whose own node someone deletes while it waits must not take
 // the lock when its predecessor goes, though every contender before it is
 // gone: its successor, which then waits on the same predecessor, takes it,
@@ -286,8 +333,10 @@ func TestHandoffForgetsOldGoneNames(t *testing.T) {
 	if m := most.Load(); m != 1 {
 		t.Errorf("%d holders at once, want 1", m)
 	}
-	// The entry keeps max(keep, 2 x waiters) names; a few more may be
-	// counted while one is recorded (HandoffGone reads between calls).
+	// The entry keeps max(keep, 2 x waiters) names, and those gone since
+	// its oldest waiter joined (a waiter here waits for at most the other
+	// goroutines' holds); a few more may be counted while one is recorded
+	// (HandoffGone reads between calls).
 	if k := kept.Load(); k > keep+2*goroutines {
 		t.Errorf("the handoff kept %d gone names after %d acquisitions, want at most %d", k, goroutines*rounds, keep+2*goroutines)
 	}

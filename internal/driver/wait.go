@@ -100,7 +100,7 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 		c.d.watchesAll.Store(r.watchAll) // not a write per Wait: a thousand waiters share the line
 	}
 	if c.d.handoff && !o.Try {
-		r.ho = known.join(c.d.client, c.d.path)
+		r.ho, r.hoAt = known.join(c.d.client, c.d.path)
 	}
 	defer r.end()
 	for {
@@ -179,6 +179,7 @@ func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error
 type round struct {
 	o        *WaitOptions
 	ho       *handoff
+	hoAt     int // when it joined ho
 	q        *Queue
 	w        *framework.Watch
 	pred     string // the contender waited on; "" for any change among them
@@ -202,7 +203,7 @@ type round struct {
 // end stops every watch the round still has.
 func (r *round) end() {
 	if r.ho != nil {
-		known.leave(r.ho)
+		known.leave(r.ho, r.hoAt)
 	}
 	for _, w := range [...]*framework.Watch{r.w, r.ahead, r.kept} {
 		if w != nil {
