@@ -16,6 +16,9 @@ import (
 // The peer processes of the end-to-end test are this test binary again.
 func TestMain(m *testing.M) {
 	goLibraries["broken"] = newFakeLib(0, 0) // violation_test.go: a lock that excludes nobody
+	loses := newFakeLib(0, 0)                // and one whose release then fails
+	loses.lose = true
+	goLibraries["brokenloses"] = loses
 	if os.Getenv(childEnv) == "1" {
 		os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
 	}

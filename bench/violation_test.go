@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 type fakeLib struct {
 	admit int
 	rtt   time.Duration
+	lose  bool // a release beside another holder fails, as a real lock's loser's does
 	mu    sync.Mutex
 	paths map[string]*fakePath
 }
@@ -26,6 +28,7 @@ type fakeLib struct {
 type fakePath struct {
 	sem        chan struct{} // nil: admits everyone
 	contenders atomic.Int64
+	holding    atomic.Int64
 }
 
 func newFakeLib(admit int, rtt time.Duration) *fakeLib {
@@ -76,15 +79,20 @@ func (f fakeLock) lock(context.Context) error {
 		f.p.sem <- struct{}{}
 	}
 	sleep(f.l.rtt) // the reply's way back
+	f.p.holding.Add(1)
 	return nil
 }
 
 func (f fakeLock) unlock(context.Context) error {
 	sleep(f.l.rtt) // the delete's way to the server
+	lost := f.p.holding.Add(-1) > 0 && f.l.lose
 	if f.p.sem != nil {
 		<-f.p.sem
 	}
 	f.p.contenders.Add(-1)
+	if lost {
+		return errors.New("lock lost")
+	}
 	return nil
 }
 
@@ -201,5 +209,27 @@ func TestViolationReported(t *testing.T) {
 		if r.Cells["broken"].Status != "VIOLATION" {
 			t.Errorf("table row %s %s %s: %+v, want the cell VIOLATION", r.Workload, r.Param, r.Unit, r.Cells["broken"])
 		}
+	}
+}
+
+// A peer that lets two in and then fails (the loser's release finds its
+// lock lost, as a real lock's does) exits 1 before its result line: its
+// run is still a violation, not a failure (found by review: it was counted
+// a failure, and the table said FAIL).
+func TestViolationThenFailureReported(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &config{checkHold: time.Millisecond, stall: time.Minute, session: time.Second, timeout: time.Minute,
+		peers: []string{"brokenloses"}, workloads: []string{"contended"}}
+	s := &spawner{c: c, self: self, connect: "127.0.0.1:1"}
+	j := job{workload: "contended", clients: 8, peers: []string{"brokenloses"}}
+	r := s.run(context.Background(), "brokenloses", j, 1, "/x", size{ops: 80, n: 1, check: 100})
+	if r.Exit != exitError || r.Violations == 0 {
+		t.Errorf("exit %d, %d violations, error %q; want exit 1 (the failed release) with the violations counted", r.Exit, r.Violations, r.Error)
+	}
+	if cell := rows(c, []job{j}, []*Result{r}, nil)[0].Cells["brokenloses"]; cell.Status != "VIOLATION" {
+		t.Errorf("table cell %+v, want VIOLATION", cell)
 	}
 }
