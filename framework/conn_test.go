@@ -222,7 +222,7 @@ func TestCloseFromListener(t *testing.T) {
 // the second disconnection.
 func TestStaleExpiryTimerIgnored(t *testing.T) {
 	fired, restore := framework.CaptureExpiryTimers()
-	defer restore()
+	testenv.RestoreLater(t)(restore) // after the clients are closed
 	p := startProxyFor(t)
 	c, log := newRecordedClient(t, p.Addr(), framework.WithSessionTimeout(30*time.Second))
 	log.wait(t, testenv.WaitShort, framework.StateConnected)

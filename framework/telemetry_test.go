@@ -144,7 +144,7 @@ func TestTelemetryMultiNotResent(t *testing.T) {
 // fire here): one expiration from the server, and the states in order.
 func TestTelemetryServerExpiry(t *testing.T) {
 	_, restore := framework.CaptureExpiryTimers() // armed, never fired
-	defer restore()
+	testenv.RestoreLater(t)(restore)              // after the clients are closed
 	srv := testenv.Shared()
 	p := startProxyFor(t)
 	rig := telemetrytest.New(t)
@@ -172,7 +172,7 @@ func TestTelemetryServerExpiry(t *testing.T) {
 // disconnected (its expiry timer fired by hand): a simulated expiration.
 func TestTelemetrySimulatedExpiry(t *testing.T) {
 	fired, restore := framework.CaptureExpiryTimers()
-	defer restore()
+	testenv.RestoreLater(t)(restore) // after the clients are closed
 	p := startProxyFor(t)
 	rig := telemetrytest.New(t)
 	_, log := newRecordedClient(t, p.Addr(), rig.Options()...)

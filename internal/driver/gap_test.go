@@ -190,6 +190,7 @@ func TestGapRuleAfterTheLockPathIsRemade(t *testing.T) {
 // first look but before our create, only the mark's check once the create
 // has returned sees it: the contender must read the queue and wait.
 func TestGapRuleAloneAfterTheLockPathIsRemade(t *testing.T) {
+	later := testenv.RestoreLater(t) // hooks restored after the clients are closed
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/gapalone")
@@ -211,7 +212,7 @@ func TestGapRuleAloneAfterTheLockPathIsRemade(t *testing.T) {
 		}
 	}
 	var newHolder *driver.Contender
-	t.Cleanup(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
+	later(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
 		if by != d || newHolder != nil {
 			return // od's creates below, or a later one of d's
 		}

@@ -604,6 +604,7 @@ func TestHandoffNotOnASessionLostAfterTheLookAhead(t *testing.T) {
 // as its contract says, instead of handing the caller a holding already
 // lost.
 func TestWaitNotHeldOnceTheSessionIsLost(t *testing.T) {
+	later := testenv.RestoreLater(t) // hooks restored after the clients are closed
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
@@ -621,7 +622,7 @@ func TestWaitNotHeldOnceTheSessionIsLost(t *testing.T) {
 	defer w.Delete(ctx)
 	old := c.Session()
 	var once sync.Once
-	t.Cleanup(driver.SetReadHook(func(context.Context) {
+	later(driver.SetReadHook(func(context.Context) {
 		once.Do(func() {
 			px.Refuse(true)
 			px.Drop()

@@ -175,12 +175,13 @@ func TestSelectorCloseWaitsForTheFunction(t *testing.T) {
 // runs finds no function to wait for and lets the term go; the function
 // must then not run at all: someone else may lead already.
 func TestSelectorClosedBetweenWinAndFunction(t *testing.T) {
+	later := testenv.RestoreLater(t) // hooks restored after the client is closed
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/leader")
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	won, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	t.Cleanup(leader.SetWonHook(func() { once.Do(func() { close(won); <-release }) }))
+	later(leader.SetWonHook(func() { once.Do(func() { close(won); <-release }) }))
 	var ran atomic.Bool
 	a, err := leader.NewSelector(c, path, "a", func(context.Context) error { ran.Store(true); return nil })
 	if err != nil {

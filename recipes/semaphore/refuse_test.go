@@ -57,6 +57,7 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 		testenv.WaitFor(t, testenv.WaitShort, what, func() bool { return testenv.GoroutinesMadeBy(watcher) == 0 })
 	}
 	noWatcher("no shared count watching from an earlier test")
+	later := testenv.RestoreLater(t) // hooks restored after the client is closed
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	ctx := testenv.Ctx(t, time.Minute)
 	sc, err := semaphore.NewSharedCount(c, semPath(t), 3)
@@ -68,7 +69,7 @@ func TestSharedCountCloseDuringStart(t *testing.T) {
 			sc.Close()
 		}
 	})
-	t.Cleanup(func() { semaphore.SetStartHook(nil) })
+	later(func() { semaphore.SetStartHook(nil) })
 	if err := sc.Start(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("Start closed meanwhile: %v, want an error wrapping ErrClosed", err)
 	}
