@@ -125,6 +125,20 @@ func TestMutexNoHerd(t *testing.T) {
 			t.Errorf("%s watched by %d sessions", node, sessions)
 		}
 	}
+	// And no child watch: one on the lock path would wake its waiter on
+	// every create and delete there, a herd the counts above cannot see
+	// (ZooKeeper 3.8's wchp lists data watches only; mntr counts both).
+	all, err := srv.WatchCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := srv.DataWatchCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all != data {
+		t.Errorf("%d watches in all, %d data watches: %d child watches, want none", all, data, all-data)
+	}
 	byPath, err := srv.WatchesByPath()
 	if err != nil {
 		t.Fatal(err)
