@@ -71,7 +71,9 @@ type Created struct {
 	// Parent is, or the connection changed meanwhile.
 	ParentMark *Mark
 	// Children are, with WithParentChildren, the parent's children listed
-	// by that same read (our node's name among them); nil when Parent is.
+	// by that same read (our node's name among them, unless our session was
+	// lost meanwhile: go-zookeeper may then send the read in a new session);
+	// nil when Parent is.
 	Children []string
 }
 
@@ -162,7 +164,7 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 		return nil, &OpError{"create", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
 	if co.parentStat && !co.protected {
-		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentStat needs WithProtection", curator.ErrInvalidArgument)}
+		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentStat, WithParentMark and WithParentChildren need WithProtection", curator.ErrInvalidArgument)}
 	}
 	if co.parentMark && co.parentChildren {
 		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentMark and WithParentChildren", curator.ErrInvalidArgument)}

@@ -171,9 +171,10 @@ func WithParentMark() OpOption {
 }
 
 // WithParentChildren is WithParentStat whose read of the parent lists its
-// children too (Created.Children, which include the new node) at no extra
-// round trip: a lock's first reading of its queue comes with its create.
-// Not with WithParentMark. Create.
+// children too (Created.Children, which include the new node unless its
+// session was lost meanwhile) at no extra round trip: a lock's first
+// reading of its queue comes with its create. Not with WithParentMark.
+// Create.
 func WithParentChildren() OpOption {
 	return func(o *opOptions) { o.set(optParentStat); o.parentStat, o.parentChildren = true, true }
 }

@@ -29,7 +29,8 @@ type Driver struct {
 	// itself (others were there); the next create asks for no parent stat
 	// (it would be wasted), until a reading shows it would again.
 	busy atomic.Bool
-	// watchesAll: the last wait decided on watched reads (WaitOptions.WatchAll).
+	// watchesAll: its waits decide on watched reads (WaitOptions.WatchAll;
+	// SetWatchesAll).
 	watchesAll atomic.Bool
 	last       lastRead // for the gap rule (gap.go), when it hands off
 }
@@ -58,6 +59,13 @@ func New(client *framework.Client, path, name string, pred Predicate, sortNames 
 		pred: pred, handoff: handoffSafe(pred, sortNames)}
 	return d, nil
 }
+
+// SetWatchesAll tells the driver that its waits decide on watched reads
+// (WaitOptions.WatchAll: the semaphore's lease wait), before its first
+// create: a create then asks for the parent's stat, which the count rule
+// decides on, not for a listing, which such a wait reads again with a
+// watch. Call it before the driver is used.
+func (d *Driver) SetWatchesAll() { d.watchesAll.Store(true) }
 
 // Path returns the lock path.
 func (d *Driver) Path() string { return d.path }
@@ -149,7 +157,7 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
 	opts, mark, gap, h, marking := d.createOptions(mode, mode.Sequential())
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
-	return d.enqueued(n, err, mark, gap, h, marking)
+	return d.enqueued(&n, err, mark, gap, h, marking) // a pointer: n's copy would be in enqueue's frame too
 }
 
 // nodeData is a contender's data: data, or the client's default for nil.
@@ -264,7 +272,7 @@ var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
 // the Contender for n with what its create read of the queue.
 //
 //go:noinline
-func (d *Driver) enqueued(n framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
+func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
 	known.created(h, marking)
 	if err != nil {
 		return nil, err

@@ -90,9 +90,10 @@ func TestListedCreateDecides(t *testing.T) {
 
 // Nothing is read behind a create that nothing will decide on (EnqueueAs:
 // the downgrade's read node, in its writer's place), nor a listing behind
-// the create of a driver whose last wait decided on watched reads (the
-// semaphore's lease wait: its count decides when it holds at once, and a
-// listing it would read again with a watch): the parent's stat then.
+// the create of a driver whose waits decide on watched reads
+// (SetWatchesAll: the semaphore's lease wait; its count decides when it
+// holds at once, and a listing it would read again with a watch), from
+// its first create on, a Try's too: the parent's stat then.
 func TestListedOnlyWhereItDecides(t *testing.T) {
 	s := newCreateScene(t, "/listedwhere")
 	px, ctx := s.px, s.ctx
@@ -111,17 +112,19 @@ func TestListedOnlyWhereItDecides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := lease.Acquire(ctx, nil, &driver.WaitOptions{WatchAll: true})
-	if err != nil {
-		t.Fatal(err)
+	lease.SetWatchesAll()
+	fits := func(n int) bool { return n <= 2 }
+	var leases []*driver.Contender
+	for i, o := range []driver.WaitOptions{{WatchAll: true, Fits: fits}, {WatchAll: true, Fits: fits, Try: true}} {
+		px.ResetCounts()
+		l, err := lease.Acquire(ctx, nil, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+		if r, p := queueReads(px), s.parentReads(); r != 0 || p != 1 {
+			t.Errorf("lease %d (Try %v), fitting by its count: %d reads of the queue, %d parent stats; want 0 and 1", i, o.Try, r, p)
+		}
 	}
-	px.ResetCounts()
-	second, err := lease.Acquire(ctx, nil, &driver.WaitOptions{WatchAll: true, Fits: func(n int) bool { return n <= 2 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, p := queueReads(px), s.parentReads(); r != 0 || p != 1 {
-		t.Errorf("a lease that fits by its count, after a wait on watched reads: %d reads of the queue, %d parent stats; want 0 and 1", r, p)
-	}
-	gone(t, ctx, first, second)
+	gone(t, ctx, leases...)
 }

@@ -96,9 +96,6 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	// path, so the read's worst case (the runtime's allocation slow path
 	// under go-zookeeper's request) stays under the 4 KB stack's limit.
 	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
-	if c.d.watchesAll.Load() != r.watchAll {
-		c.d.watchesAll.Store(r.watchAll) // not a write per Wait: a thousand waiters share the line
-	}
 	if c.d.handoff && !o.Try {
 		r.ho, r.hoAt = known.join(c.d.client, c.d.path)
 	}

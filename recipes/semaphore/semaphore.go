@@ -75,6 +75,7 @@ func newSemaphore(client *framework.Client, path string, max func() int, wake fu
 	if s.lease, err = driver.New(client, s.leases, layout.LeaseName, grant); err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
+	s.lease.SetWatchesAll() // attempt waits with WatchAll
 	return s, nil
 }
 
