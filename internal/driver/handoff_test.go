@@ -33,6 +33,28 @@ func waitOn(ctx context.Context, c *driver.Contender) <-chan error {
 	return ch
 }
 
+// heldWithWaiters takes the lock with d, then queues n waiters of d behind
+// it, each waiting on a goroutine of its own (done[i] tells its outcome);
+// each, if not nil, runs once waiter i is waiting.
+func heldWithWaiters(t *testing.T, ctx context.Context, d *driver.Driver, n int, each func(i int, w *driver.Contender)) (holder *driver.Contender, waiters []*driver.Contender, done []<-chan error) {
+	t.Helper()
+	holder, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiters, done = make([]*driver.Contender, n), make([]<-chan error, n)
+	for i := range waiters {
+		if waiters[i], err = d.Enqueue(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		done[i] = waitOn(ctx, waiters[i])
+		if each != nil {
+			each(i, waiters[i])
+		}
+	}
+	return holder, waiters, done
+}
+
 // parks counts each contender's parks (driver.SetParkHook: every watch and
 // mark of its wait set) from now to the end of the test. Call countParks
 // before the test's clients: the hook is then restored once they are
@@ -88,19 +110,8 @@ func TestHandoffReadsNothing(t *testing.T) {
 	if !driver.HandoffOn(d) {
 		t.Fatal("the mutex driver does not hand off")
 	}
-	holder, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 30
-	waiters := make([]*driver.Contender, n)
-	done := make([]<-chan error, n)
-	for i := range waiters {
-		if waiters[i], err = d.Enqueue(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		done[i] = waitOn(ctx, waiters[i])
-	}
+	holder, waiters, done := heldWithWaiters(t, ctx, d, n, nil)
 	for i, w := range waiters {
 		pk.waitParked(t, w, 1, fmt.Sprintf("waiter %d parked", i))
 	}
@@ -150,20 +161,10 @@ func TestHandoffKeepsTheNamesItsWaitersNeed(t *testing.T) {
 	c := testenv.Client(t, px.Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	d := newDriver(t, c, testenv.Path(t, "/handoffkeep"))
-	holder, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 16
-	waiters := make([]*driver.Contender, n)
-	done := make([]<-chan error, n)
-	for i := range waiters {
-		if waiters[i], err = d.Enqueue(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		done[i] = waitOn(ctx, waiters[i])
-		pk.waitParked(t, waiters[i], 1, fmt.Sprintf("waiter %d parked", i))
-	}
+	holder, waiters, done := heldWithWaiters(t, ctx, d, n, func(i int, w *driver.Contender) {
+		pk.waitParked(t, w, 1, fmt.Sprintf("waiter %d parked", i)) // one at a time: a reading each
+	})
 	px.ResetCounts()
 	if err := holder.Delete(ctx); err != nil {
 		t.Fatal(err)
