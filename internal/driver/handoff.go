@@ -101,12 +101,11 @@ type joinAt struct{ at, n int }
 // reading, which each made after it joined: a name gone before every
 // waiter there joined is in no reading of theirs (but the gap rule's
 // short ones, gap.go, which the newest goneMin cover). Dropping names by
-// count alone was not enough: the last waiters of a queue of 10,000
-// queued as one read, each, of every contender before it; by their turn
-// the names of the first had been dropped (fewer waiters, so fewer kept),
-// and each of them read the queue again: 2,494 reads of thousands of
-// names in one run of bench's waiters workload, at twice the CPU per
-// handoff.
+// count alone was not enough: in a queue of 10,000, each waiter queued
+// with a reading of every contender before it; by the last waiters' turn
+// the first names had been dropped (fewer waiters, so fewer kept), and
+// each of them read the queue again: 2,494 reads of thousands of names in
+// one run of bench's waiters workload, at twice the CPU per handoff.
 var goneMin = 1024
 
 // goneMax bounds the names kept for the waiters there, whenever they
