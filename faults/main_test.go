@@ -101,7 +101,41 @@ func serverWatches(cl *zktest.Cluster) (int, error) {
 // change (ZOOKEEPER-4712, ZOOKEEPER-4785): its clients then see contenders
 // the others do not, or miss some, and no client can tell.
 func memberViews(cl *zktest.Cluster, paths []string) (lines []string, agree bool) {
+	lines, _, agree = memberViewsOf(cl, paths)
+	return lines, agree
+}
+
+// diverged returns the running members whose view of paths differs from
+// the one most members share (none if no view has a majority).
+func diverged(cl *zktest.Cluster, paths []string) []int {
+	_, views, _ := memberViewsOf(cl, paths)
+	count := map[string]int{}
+	for _, v := range views {
+		count[v]++
+	}
+	var major string
+	for v, n := range count {
+		if 2*n > len(cl.Members()) {
+			major = v
+		}
+	}
+	if major == "" {
+		return nil
+	}
+	var out []int
+	for i, v := range views {
+		if v != major {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// memberViewsOf is memberViews with each running member's view of all
+// paths, by member.
+func memberViewsOf(cl *zktest.Cluster, paths []string) (lines []string, views map[int]string, agree bool) {
 	agree = true
+	views = map[int]string{}
 	first := map[string]string{}
 	for i, m := range cl.Members() {
 		if !m.Running() {
@@ -118,6 +152,7 @@ func memberViews(cl *zktest.Cluster, paths []string) (lines []string, agree bool
 			slices.Sort(kids)
 			view := fmt.Sprintf("%v %v", kids, err)
 			lines = append(lines, fmt.Sprintf("member %d lists %s: %s", i, p, view))
+			views[i] += p + ": " + view + "\n"
 			if f, ok := first[p]; ok && f != view {
 				agree = false
 			} else if !ok {
@@ -126,7 +161,7 @@ func memberViews(cl *zktest.Cluster, paths []string) (lines []string, agree bool
 		}
 		conn.Close()
 	}
-	return lines, agree
+	return lines, views, agree
 }
 
 type quietLog struct{}

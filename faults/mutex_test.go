@@ -54,6 +54,10 @@ func soak(t *testing.T) time.Duration {
 //
 // paths are the recipe's queues: when progress stalls, the failure says
 // how each member of the ensemble lists them, and whether they disagree.
+// When a minority of members disagrees with the rest (ZooKeeper 3.8.0's
+// own data inconsistency, see memberViews), those members are resynced
+// from the leader once (zktest.Server.Resync), logged and reported, and
+// progress must then resume within the same limit.
 func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients []*netClient, progress func() int, rep *report, paths ...string) int {
 	t.Helper()
 	faults := 0
@@ -63,9 +67,30 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		inject()
 		faults++
 		deadline := time.Now().Add(2 * time.Minute)
+		resynced := false
 		for progress() < before+3 {
 			if time.Now().After(deadline) {
 				views, agree := memberViews(cl, paths)
+				bad := diverged(cl, paths)
+				if !agree && !resynced && len(bad) > 0 {
+					// ZooKeeper's fault, not ours: a member lost transactions
+					// after a leader change (3.8.0, Debian's: ZOOKEEPER-4712,
+					// -4785, fixed in 3.8.4 and 3.8.5), and a client on it
+					// waits for good on a contender the others deleted; no
+					// client can tell. Give that member the ensemble's data
+					// again: the recipes must then go on.
+					t.Logf("progress after: %s: stalled, and members %v disagree with the others on the queue "+
+						"(a ZooKeeper data inconsistency after a leader change); resyncing them from the leader:\n%s",
+						what, bad, strings.Join(views, "\n"))
+					for _, i := range bad {
+						if err := cl.Members()[i].Resync(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					rep.add("fault %-45s ZooKeeper diverged (members %v); resynced", what, bad)
+					resynced, deadline = true, time.Now().Add(2*time.Minute)
+					continue
+				}
 				if !agree {
 					t.Fatalf("progress after: %s: stalled, and the members of the ensemble disagree on the queue "+
 						"(a ZooKeeper data inconsistency after a leader change: ZOOKEEPER-4712, -4785, fixed in 3.8.4 and 3.8.5; "+

@@ -82,6 +82,21 @@ func TestClusterLeaderFailover(t *testing.T) {
 	if err != nil || !containsID(ids, cl.SessionID()) {
 		t.Fatalf("Cluster.Sessions = %x, %v; want %x among them", ids, err, cl.SessionID())
 	}
+
+	// Resync: the old leader's data is wiped and taken whole from the new
+	// leader; it serves all of it, /during made while it was down included.
+	if _, err := cl.Create("/during", []byte("2"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := members[leader].Resync(); err != nil {
+		t.Fatal(err)
+	}
+	alone := connect(t, members[leader].Addr(), 2*time.Second)
+	for p, want := range map[string]string{"/before": "1", "/during": "2"} {
+		if got, _, err := alone.Get(p); err != nil || string(got) != want {
+			t.Errorf("the resynced member serves %s = %q, %v; want %q", p, got, err, want)
+		}
+	}
 }
 
 func TestClusterOfOne(t *testing.T) {

@@ -330,6 +330,26 @@ func (s *Server) startAgain() error {
 // Restart is Stop followed by Start.
 func (s *Server) Restart() error { return s.op(func() error { s.stop(); return s.startAgain() }) }
 
+// Resync stops a cluster member, removes its transaction logs and
+// snapshots (its id stays) and starts it again, so that it takes the
+// ensemble's data whole from the leader, and waits until it serves. It is
+// the cure for a member whose data diverged from the others' (ZooKeeper
+// 3.8.0, Debian's, can lose transactions on a member after a leader
+// change: ZOOKEEPER-4712, ZOOKEEPER-4785). A standalone server has no
+// leader to take its data from: Resync refuses it.
+func (s *Server) Resync() error {
+	return s.op(func() error {
+		if s.member == nil {
+			return errors.New("zktest: Resync of a standalone server (only a cluster member can take its data from a leader)")
+		}
+		s.stop()
+		if err := os.RemoveAll(filepath.Join(s.dataDir(), "version-2")); err != nil {
+			return fmt.Errorf("zktest: Resync: %w", err)
+		}
+		return s.startAgain()
+	})
+}
+
 // Close stops the server and removes its temporary directory (for an
 // external server: deletes its chroot). It is idempotent and leaves no
 // process, file or goroutine behind. Closing a Cluster member only stops

@@ -26,6 +26,9 @@ func TestServerRestartKeepsData(t *testing.T) {
 	if mode, err := s.Mode(); err != nil || mode != "standalone" {
 		t.Fatalf("Mode = %q, %v; want standalone", mode, err)
 	}
+	if err := s.Resync(); err == nil || !s.Running() {
+		t.Fatalf("Resync of a standalone server: %v, running %v; want an error, and the server untouched", err, s.Running())
+	}
 	if s.ConnectString() != s.Addr() || !strings.HasSuffix(s.Addr(), ":"+strconv.Itoa(s.Port())) {
 		t.Fatalf("ConnectString %q, Addr %q, Port %d disagree", s.ConnectString(), s.Addr(), s.Port())
 	}
