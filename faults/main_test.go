@@ -105,10 +105,10 @@ func memberViews(cl *zktest.Cluster, paths []string) (lines []string, agree bool
 	return lines, agree
 }
 
-// diverged returns the running members whose view of paths differs from
-// the one most members share (none if no view has a majority).
-func diverged(cl *zktest.Cluster, paths []string) []int {
-	_, views, _ := memberViewsOf(cl, paths)
+// diverged returns the running members whose view (memberViewsOf's views)
+// differs from the one most of the cluster's members share (none if no view
+// has a majority).
+func diverged(cl *zktest.Cluster, views map[int]string) []int {
 	count := map[string]int{}
 	for _, v := range views {
 		count[v]++
@@ -128,6 +128,7 @@ func diverged(cl *zktest.Cluster, paths []string) []int {
 			out = append(out, i)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

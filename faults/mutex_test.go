@@ -70,8 +70,8 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		resynced := false
 		for progress() < before+3 {
 			if time.Now().After(deadline) {
-				views, agree := memberViews(cl, paths)
-				bad := diverged(cl, paths)
+				views, byMember, agree := memberViewsOf(cl, paths)
+				bad := diverged(cl, byMember)
 				if !agree && !resynced && len(bad) > 0 {
 					// ZooKeeper's fault, not ours: a member lost transactions
 					// after a leader change (3.8.0, Debian's: ZOOKEEPER-4712,
