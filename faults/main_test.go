@@ -94,18 +94,7 @@ func serverWatches(cl *zktest.Cluster) (int, error) {
 	return total, nil
 }
 
-// memberViews lists the children of each path as each member of the
-// ensemble serves them (a connection to that member alone), one line per
-// member and path, and reports whether the running members agree. ZooKeeper
-// 3.8.0 (Debian's) can leave a member without a transaction after a leader
-// change (ZOOKEEPER-4712, ZOOKEEPER-4785): its clients then see contenders
-// the others do not, or miss some, and no client can tell.
-func memberViews(cl *zktest.Cluster, paths []string) (lines []string, agree bool) {
-	lines, _, agree = memberViewsOf(cl, paths)
-	return lines, agree
-}
-
-// diverged returns the running members whose view (memberViewsOf's views)
+// diverged returns the running members whose view (memberViews's views)
 // differs from the one most of the cluster's members share (none if no view
 // has a majority).
 func diverged(cl *zktest.Cluster, views map[int]string) []int {
@@ -132,9 +121,14 @@ func diverged(cl *zktest.Cluster, views map[int]string) []int {
 	return out
 }
 
-// memberViewsOf is memberViews with each running member's view of all
-// paths, by member.
-func memberViewsOf(cl *zktest.Cluster, paths []string) (lines []string, views map[int]string, agree bool) {
+// memberViews lists the children of each path as each member of the
+// ensemble serves them (a connection to that member alone), one line per
+// member and path, with each running member's view of all paths, and
+// reports whether the running members agree. ZooKeeper 3.8.0 (Debian's)
+// can leave a member without a transaction after a leader change
+// (ZOOKEEPER-4712, ZOOKEEPER-4785): its clients then see contenders the
+// others do not, or miss some, and no client can tell.
+func memberViews(cl *zktest.Cluster, paths []string) (lines []string, views map[int]string, agree bool) {
 	agree = true
 	views = map[int]string{}
 	first := map[string]string{}

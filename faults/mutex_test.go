@@ -70,7 +70,7 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		resynced := false
 		for progress() < before+3 {
 			if time.Now().After(deadline) {
-				views, byMember, agree := memberViewsOf(cl, paths)
+				views, byMember, agree := memberViews(cl, paths)
 				bad := diverged(cl, byMember)
 				if !agree && !resynced && len(bad) > 0 {
 					// ZooKeeper's fault, not ours: a member lost transactions
