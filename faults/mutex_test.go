@@ -48,16 +48,58 @@ func soak(t *testing.T) time.Duration {
 	return d
 }
 
+// awaitProgress polls done until it holds. If it does not within 2
+// minutes, it lists the queue (paths) on each member: when a minority of
+// members disagrees with the rest (ZooKeeper 3.8.0's own data
+// inconsistency, see memberViews), it resyncs them from the leader once
+// (zktest.Server.Resync), logs and reports it, and waits 2 minutes more;
+// otherwise it fails, saying whether the members disagree.
+func awaitProgress(t *testing.T, cl *zktest.Cluster, rep *report, what string, done func() bool, paths []string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	resynced := false
+	for !done() {
+		if time.Now().After(deadline) {
+			views, byMember, agree := memberViews(cl, paths)
+			bad := diverged(cl, byMember)
+			if !agree && !resynced && len(bad) > 0 {
+				// ZooKeeper's fault, not ours: a member lost transactions
+				// after a leader change (3.8.0, Debian's: ZOOKEEPER-4712,
+				// -4785, fixed in 3.8.4 and 3.8.5), and a client on it
+				// waits for good on a contender the others deleted; no
+				// client can tell. Give that member the ensemble's data
+				// again: the recipes must then go on.
+				t.Logf("%s: stalled, and members %v disagree with the others on the queue "+
+					"(a ZooKeeper data inconsistency after a leader change); resyncing them from the leader:\n%s",
+					what, bad, strings.Join(views, "\n"))
+				for _, i := range bad {
+					if err := cl.Members()[i].Resync(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				rep.add("%-51s ZooKeeper diverged (members %v); resynced", what, bad)
+				resynced, deadline = true, time.Now().Add(2*time.Minute)
+				continue
+			}
+			if !agree {
+				t.Fatalf("%s: stalled, and the members of the ensemble disagree on the queue "+
+					"(a ZooKeeper data inconsistency after a leader change: ZOOKEEPER-4712, -4785, fixed in 3.8.4 and 3.8.5; "+
+					"a client on the member that lists a contender the others do not waits on it for good):\n%s",
+					what, strings.Join(views, "\n"))
+			}
+			t.Fatalf("%s: stalled for 2m; the members agree:\n%s", what, strings.Join(views, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, not a synchronisation
+	}
+}
+
 // faultCycle injects every ensemble and network fault once, waiting after
 // each for the recipes to make progress; it returns how many faults it
 // injected.
 //
 // paths are the recipe's queues: when progress stalls, the failure says
 // how each member of the ensemble lists them, and whether they disagree.
-// When a minority of members disagrees with the rest (ZooKeeper 3.8.0's
-// own data inconsistency, see memberViews), those members are resynced
-// from the leader once (zktest.Server.Resync), logged and reported, and
-// progress must then resume within the same limit.
+// A ZooKeeper divergence is resynced once (awaitProgress).
 func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients []*netClient, progress func() int, rep *report, paths ...string) int {
 	t.Helper()
 	faults := 0
@@ -66,41 +108,7 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		start := time.Now()
 		inject()
 		faults++
-		deadline := time.Now().Add(2 * time.Minute)
-		resynced := false
-		for progress() < before+3 {
-			if time.Now().After(deadline) {
-				views, byMember, agree := memberViews(cl, paths)
-				bad := diverged(cl, byMember)
-				if !agree && !resynced && len(bad) > 0 {
-					// ZooKeeper's fault, not ours: a member lost transactions
-					// after a leader change (3.8.0, Debian's: ZOOKEEPER-4712,
-					// -4785, fixed in 3.8.4 and 3.8.5), and a client on it
-					// waits for good on a contender the others deleted; no
-					// client can tell. Give that member the ensemble's data
-					// again: the recipes must then go on.
-					t.Logf("progress after: %s: stalled, and members %v disagree with the others on the queue "+
-						"(a ZooKeeper data inconsistency after a leader change); resyncing them from the leader:\n%s",
-						what, bad, strings.Join(views, "\n"))
-					for _, i := range bad {
-						if err := cl.Members()[i].Resync(); err != nil {
-							t.Fatal(err)
-						}
-					}
-					rep.add("fault %-45s ZooKeeper diverged (members %v); resynced", what, bad)
-					resynced, deadline = true, time.Now().Add(2*time.Minute)
-					continue
-				}
-				if !agree {
-					t.Fatalf("progress after: %s: stalled, and the members of the ensemble disagree on the queue "+
-						"(a ZooKeeper data inconsistency after a leader change: ZOOKEEPER-4712, -4785, fixed in 3.8.4 and 3.8.5; "+
-						"a client on the member that lists a contender the others do not waits on it for good):\n%s",
-						what, strings.Join(views, "\n"))
-				}
-				t.Fatalf("progress after: %s: stalled for 2m; the members agree:\n%s", what, strings.Join(views, "\n"))
-			}
-			time.Sleep(50 * time.Millisecond) // polling a counter, not a synchronisation
-		}
+		awaitProgress(t, cl, rep, "progress after: "+what, func() bool { return progress() >= before+3 }, paths)
 		rep.add("fault %-45s progress again after %v", what, time.Since(start).Round(10*time.Millisecond))
 	}
 	step("leader killed, restarted", func() {
@@ -223,6 +231,13 @@ func TestFaultsMutex(t *testing.T) {
 		faults += faultCycle(ctx, t, cl, clients, fence.Entries, rep, path)
 	}
 	close(stop)
+	// Every contender acquires once more, now the faults have stopped (a
+	// divergence of the last fault's is resynced, as during the cycle).
+	awaitProgress(t, cl, rep, "after the faults", func() bool {
+		finalMu.Lock()
+		defer finalMu.Unlock()
+		return final == len(clients)
+	}, []string{path})
 	wg.Wait()
 	if final != len(clients) {
 		t.Errorf("%d of %d contenders acquired after the faults stopped", final, len(clients))
