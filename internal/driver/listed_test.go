@@ -1,24 +1,12 @@
 package driver_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gocurator/curator/internal/driver"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
-
-// readFirst is the read-write lock's read predicate (recipes/locks): held
-// unless a writer is queued before us, else wait on the first such.
-func readFirst(q *driver.Queue, ours int) (driver.Decision, error) {
-	for i := 0; i < ours; i++ {
-		if strings.Contains(q.Name(i), "__WRIT__") {
-			return driver.Decision{Watch: q.Name(i)}, nil
-		}
-	}
-	return driver.Decision{Held: true}, nil
-}
 
 func newRWDrivers(t *testing.T, s *createScene) (read, write func(onOther bool) *driver.Driver) {
 	mk := func(name string, pred driver.Predicate) func(bool) *driver.Driver {
@@ -34,7 +22,7 @@ func newRWDrivers(t *testing.T, s *createScene) (read, write func(onOther bool) 
 			return d
 		}
 	}
-	return mk("__READ__", readFirst), mk("__WRIT__", driver.MaxLeases(1))
+	return mk("__READ__", driver.NoneBefore("__WRIT__")), mk("__WRIT__", driver.MaxLeases(1))
 }
 
 // A contender of a driver that does not hand off (the read-write lock's)

@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/gocurator/curator"
 )
@@ -42,6 +43,20 @@ func MaxLeases(maxLeases int) Predicate {
 			return Decision{Held: true}, nil
 		}
 		return Decision{Watch: q.Name(ours - maxLeases)}, nil
+	}
+}
+
+// NoneBefore is the read lock's predicate (Curator's readLockPredicate):
+// held unless a contender whose name contains name (a writer's) is queued
+// before ours; else wait on the first such.
+func NoneBefore(name string) Predicate {
+	return func(q *Queue, ours int) (Decision, error) {
+		for i := 0; i < ours; i++ {
+			if strings.Contains(q.Name(i), name) {
+				return Decision{Watch: q.Name(i)}, nil
+			}
+		}
+		return Decision{Held: true}, nil
 	}
 }
 

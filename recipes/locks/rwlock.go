@@ -3,7 +3,6 @@ package locks
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
@@ -74,7 +73,7 @@ func NewReadWriteLock(client *framework.Client, path string, opts ...Option) (*R
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
 	}
-	rd, err := driver.New(client, path, layout.ReadName, readPredicate, layout.ReadName, layout.WriteName)
+	rd, err := driver.New(client, path, layout.ReadName, driver.NoneBefore(layout.WriteName), layout.ReadName, layout.WriteName)
 	if err != nil {
 		return nil, fmt.Errorf("locks: %w", err)
 	}
@@ -84,17 +83,6 @@ func NewReadWriteLock(client *framework.Client, path string, opts ...Option) (*R
 	r.init(rd, o, r, telemetry.KindRead)
 	w.init(wd, o, w, telemetry.KindWrite)
 	return &ReadWriteLock{read: r, write: w}, nil
-}
-
-// readPredicate: held iff no writer is queued before us; else wait on the
-// first writer before us (Curator's readLockPredicate).
-func readPredicate(q *driver.Queue, ours int) (driver.Decision, error) {
-	for i := 0; i < ours; i++ {
-		if strings.Contains(q.Name(i), layout.WriteName) {
-			return driver.Decision{Watch: q.Name(i)}, nil
-		}
-	}
-	return driver.Decision{Held: true}, nil
 }
 
 // Read returns the read half (Curator's readLock()).
