@@ -31,7 +31,7 @@ type Driver struct {
 	busy atomic.Bool
 	// watchesAll: its waits decide on watched reads (WaitOptions.WatchAll;
 	// SetWatchesAll).
-	watchesAll atomic.Bool
+	watchesAll bool
 	last       lastRead // for the gap rule (gap.go), when it hands off
 }
 
@@ -65,7 +65,7 @@ func New(client *framework.Client, path, name string, pred Predicate, sortNames 
 // create: a create then asks for the parent's stat, which the count rule
 // decides on, not for a listing, which such a wait reads again with a
 // watch. Call it before the driver is used.
-func (d *Driver) SetWatchesAll() { d.watchesAll.Store(true) }
+func (d *Driver) SetWatchesAll() { d.watchesAll = true }
 
 // Path returns the lock path.
 func (d *Driver) Path() string { return d.path }
@@ -155,7 +155,7 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 }
 
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
-	opts, mark, gap, h, marking := d.createOptions(mode, mode.Sequential())
+	opts, mark, gap, h, marking := d.createOptions(mode)
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
 	return d.enqueued(&n, err, mark, gap, h, marking) // a pointer: n's copy would be in enqueue's frame too
 }
@@ -177,7 +177,7 @@ func (d *Driver) nodeData(data []byte) []byte {
 // whose frame is on every waiter's stack while its create is in flight.)
 //
 //go:noinline
-func (d *Driver) createOptions(mode framework.CreateMode, waits bool) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff, marking bool) {
+func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff, marking bool) {
 	gap = d.handoff && d.last.ready()
 	mark = d.last.marked()
 	if d.handoff && !gap {
@@ -196,16 +196,17 @@ func (d *Driver) createOptions(mode framework.CreateMode, waits bool) (opts []fr
 		// parent read (one request of three when uncontended).
 	case marking:
 		parent = parentMark
-	case !waits:
-		// A node in a place of its own (EnqueueAs: the downgrade's read
-		// node) holds without a decision: nothing would use the read.
+	case !mode.Sequential():
+		// A node in a place of its own (EnqueueAs, the only non-sequential
+		// contender: the downgrade's read node) holds without a decision:
+		// nothing would use the read.
 	case crowded:
 		// Not when another contender of the process is there (creating,
 		// or waiting to hand off): then ours is unlikely to be alone, and
 		// reading the queue is shared (a thousand readers of a read-write
 		// lock queued at once would each make one read, and a goroutine
 		// to send it).
-	case !d.handoff && !d.watchesAll.Load():
+	case !d.handoff && !d.watchesAll:
 		// The queue itself, in the same round trip: the first decision
 		// needs no read of its own (the read-write lock's: 2 round trips
 		// for a read, not 3). Not for a handing-off waiter, whose reading
