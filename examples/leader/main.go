@@ -162,7 +162,10 @@ func run(ctx context.Context, srv *zktest.Server) error {
 		p.l.Close()
 	}
 	wg.Wait()
-	data, _, _ := admin.Get(context.Background(), shared)
+	data, _, err := admin.Get(context.Background(), shared)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("\ndone: the shared node was last written by %s; one leader at a time.\n", data)
 	return nil
 }
@@ -175,7 +178,11 @@ func lead(ctx context.Context, p *participant, terms chan<- *participant) {
 		if err != nil {
 			return
 		}
-		token, _ := p.l.FencingToken(lctx)
+		token, err := p.l.FencingToken(lctx)
+		if err != nil {
+			say("%s: no fencing token, the term already ended: %v", p.id, err)
+			continue
+		}
 		say("%s LEADS (fencing token %d)", p.id, token)
 		select {
 		case terms <- p:

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
+	"golang.org/x/sync/errgroup"
 )
 
 func main() { zkenv.Main(run) }
@@ -34,27 +34,33 @@ func run(ctx context.Context, srv *zktest.Server) error {
 
 	// Three readers at once: one ReadWriteLock value per goroutine.
 	var readers, peak atomic.Int32
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	for i := 0; i < 3; i++ {
-		rw, _ := locks.NewReadWriteLock(client, path)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rw.Read().Do(ctx, func(context.Context) error {
+		rw, err := locks.NewReadWriteLock(client, path)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			return rw.Read().Do(ctx, func(context.Context) error {
 				n := readers.Add(1)
 				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 				}
-				time.Sleep(200 * time.Millisecond)
+				time.Sleep(200 * time.Millisecond) // stands for the reading
 				readers.Add(-1)
 				return nil
 			})
-		}()
+		})
 	}
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
 	fmt.Println("readers that held the read lock at the same time:", peak.Load())
 
 	// Write, then downgrade to read with the context the write lock handed out.
-	rw, _ := locks.NewReadWriteLock(client, path)
+	rw, err := locks.NewReadWriteLock(client, path)
+	if err != nil {
+		return err
+	}
 	err = rw.Write().Do(ctx, func(wctx context.Context) error {
 		fmt.Println("writing")
 		return rw.Read().Lock(wctx) // downgrade: granted at once

@@ -39,7 +39,10 @@ func run(ctx context.Context, srv *zktest.Server) error {
 	if err := m.Lock(short); errors.Is(err, context.DeadlineExceeded) {
 		fmt.Println("not reentrant: a second Lock waits until Unlock")
 	}
-	other, _ := semaphore.NewMutex(client, "/examples/semaphoremutex")
+	other, err := semaphore.NewMutex(client, "/examples/semaphoremutex")
+	if err != nil {
+		return err
+	}
 	if err := other.TryLock(ctx); errors.Is(err, curator.ErrLocked) {
 		fmt.Println("another instance: locked")
 	}
