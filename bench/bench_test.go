@@ -117,6 +117,22 @@ func TestHarnessEnsemble(t *testing.T) {
 	}
 }
 
+// TestServerJVMPresets: the published figures (full) and quick's run
+// against a server started as users run it (the JVM's default compilers
+// and collector, as ../shared/peers' server); the test's own (tiny) keeps
+// zktest's quicker start.
+func TestServerJVMPresets(t *testing.T) {
+	for mode, want := range map[string]string{"full": "production", "quick": "production", "tiny": "test"} {
+		c, err := parseFlags([]string{"--mode", mode}, io.Discard)
+		if err != nil || c.serverJVM != want {
+			t.Errorf("--mode %s: server JVM %q, %v; want %q", mode, c.serverJVM, err, want)
+		}
+	}
+	if _, err := parseFlags([]string{"--server-jvm", "fast"}, io.Discard); err == nil {
+		t.Error("--server-jvm fast accepted")
+	}
+}
+
 // TestStallOverInternalWaits: the stall limit must be well over every wait
 // inside a peer that ends by itself (it once equalled the waiters' watch
 // deadline, so a slow server could make a spurious STALL).

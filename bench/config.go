@@ -25,6 +25,7 @@ type config struct {
 	wsGo         []int // waiters, the Go peers only (a JVM thread per waiter)
 	serverWarmup int   // unreported lock ops before round 1 (the server is a JVM too)
 	ensemble     int   // members of the local ZooKeeper the harness starts
+	serverJVM    string
 	jsonFile     string
 	javaOpts     string
 	timeout      time.Duration // one peer process, start to end
@@ -74,9 +75,9 @@ var (
 // the JVM to settle), full the published figures (12-15 minutes on 2
 // cores, estimated from a quick run's timings), tiny the end-to-end test.
 var presets = map[string]map[string]string{
-	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "timeout": "2m"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "0", "timeout": "3m"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "0", "timeout": "10m"},
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "0", "server-jvm": "production", "timeout": "3m"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "0", "server-jvm": "production", "timeout": "10m"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
 	fs.StringVar(&c.connect, "connect", os.Getenv("ZK_CONNECT"), "ZooKeeper connect string (default $ZK_CONNECT, else a local server is started)")
 	fs.IntVar(&c.ensemble, "ensemble", 1, "members of the local ZooKeeper started when no --connect is given (1: one standalone server; 3: a quorum, where reads no longer wait behind other sessions' writes)")
+	fs.StringVar(&c.serverJVM, "server-jvm", "", "JVM settings of the local ZooKeeper: production (as ZooKeeper's scripts start it, and ../shared/peers: the JVM's default compilers and collector, 512 MB heap) or test (testing/zktest's start-up settings: the C1 compiler alone, the serial collector; each request costs the server more CPU)")
 	fs.IntVar(&c.n, "n", 0, "uncontended: acquire+release pairs")
 	fs.IntVar(&c.ops, "ops", 0, "contended, semaphore, rwlock: acquisitions in total")
 	fs.IntVar(&c.warmup, "warmup", 0, "contended, semaphore, rwlock, waiters: at least this many acquisitions of the same shape before timing, unreported")
@@ -160,6 +162,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.check > 0 && c.checkHold <= 0 && c.hold <= 0 {
 		return nil, fmt.Errorf("--check-hold must be positive: a checking pass that does not hold checks nothing")
+	}
+	if c.serverJVM != "production" && c.serverJVM != "test" {
+		return nil, fmt.Errorf("--server-jvm %q: want production or test", c.serverJVM)
 	}
 	if c.ensemble < 1 {
 		return nil, fmt.Errorf("--ensemble %d: want at least 1", c.ensemble)

@@ -41,7 +41,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup, "warmup_n": c.warmupN, "warmup_time_ms": c.warmupTime.Milliseconds(),
 		"hold_us": c.hold.Microseconds(), "check": c.check, "check_hold_us": c.checkHold.Microseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
-		"ensemble": c.ensemble,
+		"ensemble": c.ensemble, "server_jvm": c.serverJVM,
 	}}
 	self, err := os.Executable()
 	if err != nil {
@@ -62,7 +62,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 			fmt.Fprintf(stderr, "# curator peer UNAVAILABLE: %v\n", err)
 		}
 	}
-	connect, serverDesc, stop, err := startServer(c.connect, c.ensemble)
+	connect, serverDesc, stop, err := startServer(c.connect, c.ensemble, c.serverJVM)
 	if err != nil {
 		return nil, err
 	}

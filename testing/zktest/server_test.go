@@ -3,6 +3,7 @@ package zktest_test
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -248,5 +249,35 @@ func TestExternal(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestProductionJVM: WithProductionJVM drops the start-up settings (C1
+// alone, the serial collector) and reserves the heap; the server serves.
+func TestProductionJVM(t *testing.T) {
+	t.Parallel()
+	s, err := zktest.NewServer(zktest.WithProductionJVM(), zktest.WithHeap(128))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.Pid()) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Split(string(b), "\x00")
+	for _, want := range []string{"-Xmx128m", "-Xms128m"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("JVM arguments lack %s: %q", want, args)
+		}
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-XX:TieredStopAtLevel") || strings.HasPrefix(a, "-XX:+UseSerialGC") {
+			t.Errorf("JVM argument %s of the start-up settings in a production JVM: %q", a, args)
+		}
+	}
+	c := connect(t, s.ConnectString(), 2*time.Second)
+	if _, err := c.Create("/served", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create on a production JVM: %v", err)
 	}
 }

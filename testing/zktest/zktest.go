@@ -90,6 +90,7 @@ type kv struct{ key, value string }
 type config struct {
 	tick         time.Duration
 	heapMB       int
+	production   bool // WithProductionJVM
 	startTimeout time.Duration
 	zooCfg       []kv // user additions/overrides, in order
 	jvmProps     []kv
@@ -152,6 +153,18 @@ func WithHeap(mb int) Option {
 		}
 		c.heapMB = mb
 	}
+}
+
+// WithProductionJVM starts the server's JVM as ZooKeeper's own scripts
+// do, with the JVM's defaults (both JIT compilers, its default collector)
+// and the heap of WithHeap reserved at start (-Xms = -Xmx), instead of the
+// harness's start-up settings (the C1 compiler alone, the serial
+// collector), which start sooner but serve each request with more CPU. For
+// benchmarks: the server is then the one users run, and its CPU, shared
+// with the clients' on a small machine, is not inflated (run some load
+// first: its JIT compiles the hot code in the first seconds).
+func WithProductionJVM() Option {
+	return func(c *config) { c.production = true }
 }
 
 // WithStartTimeout bounds how long a constructor or Start waits for the
@@ -265,13 +278,19 @@ func (c *config) jvmArgs(inst *install, cfgPath string) []string {
 	for _, p := range c.jvmProps {
 		props = setKV(props, p.key, p.value)
 	}
-	args := []string{
-		fmt.Sprintf("-Xmx%dm", c.heapMB),
-		"-XX:+UseSerialGC",        // fewer threads, quicker start on small machines
-		"-XX:TieredStopAtLevel=1", // C1 only: faster start, plenty for tests
-		"-XX:-UsePerfData",        // no /tmp/hsperfdata_* files left behind
-		"-Djava.awt.headless=true",
+	args := []string{fmt.Sprintf("-Xmx%dm", c.heapMB)}
+	if c.production {
+		args = append(args, fmt.Sprintf("-Xms%dm", c.heapMB))
+	} else {
+		args = append(args,
+			"-XX:+UseSerialGC",        // fewer threads, quicker start on small machines
+			"-XX:TieredStopAtLevel=1", // C1 only: faster start, plenty for tests
+		)
 	}
+	args = append(args,
+		"-XX:-UsePerfData", // no /tmp/hsperfdata_* files left behind
+		"-Djava.awt.headless=true",
+	)
 	for _, p := range props {
 		args = append(args, "-D"+p.key+"="+p.value)
 	}
