@@ -423,3 +423,18 @@ func ExampleServer_WatchCount() {
 	// watches: 1 <nil>
 	// watches: 0 <nil>
 }
+
+// A benchmark runs against a server started as users run theirs: the
+// JVM's default compilers and collector, its heap reserved at start. (The
+// defaults favor a quick start, for tests.) Its JIT compiles the hot code
+// in the first seconds of load: warm it up before timing anything.
+func ExampleWithProductionJVM() {
+	srv, err := zktest.NewServer(zktest.WithProductionJVM(), zktest.WithHeap(512))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mode, err := srv.Mode()
+	fmt.Println(mode, err)
+	// Output: standalone <nil>
+}
