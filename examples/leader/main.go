@@ -180,8 +180,8 @@ func lead(ctx context.Context, p *participant, terms chan<- *participant) {
 		}
 		token, err := p.l.FencingToken(lctx)
 		if err != nil {
-			say("%s: no fencing token, the term already ended: %v", p.id, err)
-			continue
+			say("%s: no fencing token (%v): not working in this term yet", p.id, err)
+			continue // Await returns the term again while it lasts, else waits for the next
 		}
 		say("%s LEADS (fencing token %d)", p.id, token)
 		select {
