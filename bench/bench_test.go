@@ -101,8 +101,8 @@ func TestHarnessEnsemble(t *testing.T) {
 		p.remove()
 		peers += ",curator"
 	}
-	c, rep, _ := runHarness(t, "--mode", "tiny", "--connect=", "--ensemble", "3",
-		"--peers", peers, "--workloads", "contended,waiters", "--k", "2")
+	c, rep, out := runHarness(t, "--mode", "tiny", "--connect=", "--ensemble", "3",
+		"--peers", peers, "--workloads", "contended,waiters", "--k", "2", "--server-warmup", "5")
 	if srv := rep.Environment["server"]; !strings.Contains(srv, "3-member ensemble") {
 		t.Errorf("server %q, want a 3-member ensemble", srv)
 	}
@@ -111,6 +111,12 @@ func TestHarnessEnsemble(t *testing.T) {
 	}
 	for _, r := range rep.Results {
 		checkRun(t, c, r)
+		if r.Round < 1 {
+			t.Errorf("%s %s: a server warm-up run (round %d) reported", r.Peer, r.Workload, r.Round)
+		}
+	}
+	if !strings.Contains(out, "server warm-up: before round 1") {
+		t.Error("the legend does not say the server was warmed up")
 	}
 	if _, err := parseFlags([]string{"--ensemble", "0"}, io.Discard); err == nil {
 		t.Error("--ensemble 0 accepted")
@@ -119,13 +125,18 @@ func TestHarnessEnsemble(t *testing.T) {
 
 // TestServerJVMPresets: the published figures (full) and quick's run
 // against a server started as users run it (the JVM's default compilers
-// and collector, as ../shared/peers' server); the test's own (tiny) keeps
-// zktest's quicker start.
+// and collector, as ../shared/peers' server), warmed before round 1; the
+// test's own (tiny) keeps zktest's quicker start.
 func TestServerJVMPresets(t *testing.T) {
 	for mode, want := range map[string]string{"full": "production", "quick": "production", "tiny": "test"} {
 		c, err := parseFlags([]string{"--mode", mode}, io.Discard)
 		if err != nil || c.serverJVM != want {
 			t.Errorf("--mode %s: server JVM %q, %v; want %q", mode, c.serverJVM, err, want)
+		}
+		// A production JVM compiles each request pattern late: its first
+		// run would pay for it, in round 1 (warmServer).
+		if err == nil && (c.serverJVM == "production") != (c.serverWarmup > 0) {
+			t.Errorf("--mode %s: server JVM %q with --server-warmup %d", mode, c.serverJVM, c.serverWarmup)
 		}
 	}
 	if _, err := parseFlags([]string{"--server-jvm", "fast"}, io.Discard); err == nil {

@@ -23,7 +23,7 @@ type config struct {
 	ks           []int // sessions of contended, semaphore, rwlock
 	ws           []int // waiters, every peer
 	wsGo         []int // waiters, the Go peers only (a JVM thread per waiter)
-	serverWarmup int   // unreported lock ops before round 1 (the server is a JVM too)
+	serverWarmup int   // acquisitions of each unreported run before round 1 (the server is a JVM too)
 	ensemble     int   // members of the local ZooKeeper the harness starts
 	serverJVM    string
 	jsonFile     string
@@ -76,8 +76,8 @@ var (
 // cores: full runs took 9.5-11.5), tiny the end-to-end test.
 var presets = map[string]map[string]string{
 	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "0", "server-jvm": "production", "timeout": "3m"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "0", "server-jvm": "production", "timeout": "10m"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -96,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&ks, "k", "", "sessions for contended, semaphore and rwlock (list)")
 	fs.StringVar(&ws, "w", "", "waiters on one session, every peer (list)")
 	fs.StringVar(&wsGo, "w-go", "", "waiters on one session, Go peers only (list; empty: none)")
-	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "before round 1, every job but the waiters' runs once per peer with this many acquisitions / 4, unreported (warms the server; 0 in every preset: each run's own warm-up warms it too)")
+	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "before round 1, every job but the waiters' runs once per peer, unreported: its warm-up, then this many acquisitions (warms the server's JIT for every request pattern, so that no peer's round-1 figure pays for it; 0: none)")
 	fs.StringVar(&c.jsonFile, "json", "", "write every raw result (and the run's settings) to this file")
 	fs.StringVar(&c.javaOpts, "java-opts", orDefault(os.Getenv("BENCH_JAVA_OPTS"), defaultJavaOpts), "JVM options of the curator peer (default $BENCH_JAVA_OPTS, else these)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")

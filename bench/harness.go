@@ -194,6 +194,9 @@ func legend(c *config, rep *report) string {
 		fmt.Sprintf("%d acquisitions in total; uncontended: %d acquire+release pairs; waiters: W contenders on one session; cpu: process CPU (user+system) over the timed part / acquisitions.\n", c.ops, c.n)
 	s += fmt.Sprintf("warm-up: every run first makes, unreported, at least %d acquisitions (uncontended: %d pairs) of its shape for at least %v, the same for every peer (the JVM compiles its hot code late).\n",
 		c.warmup, c.warmupN, c.warmupTime)
+	if c.serverWarmup > 0 {
+		s += fmt.Sprintf("server warm-up: before round 1, every job but the waiters' ran once per peer, unreported (its warm-up, then %d acquisitions), so that no round-1 figure pays for the server's JIT.\n", c.serverWarmup)
+	}
 	if c.check > 0 {
 		s += fmt.Sprintf("mutual exclusion: every run but uncontended ends with a checking pass, not timed: %d acquisitions (waiters: min(W, %d) waiters) each holding %v, the holder counts checked throughout; a violation there or in the timed part fails the run (exit status 3).\n",
 			c.check, c.check, checkHold(c))
@@ -220,18 +223,23 @@ func loadavg() string {
 	return "?"
 }
 
-// warmServer makes the server (a JVM: round 1 would pay its JIT) serve
-// every request pattern of the run before anything is measured: each job
-// but the waiters' (the same requests, at length) once per peer, with
-// --server-warmup/4 acquisitions, not reported. Off in every preset: each
-// run's own warm-up (--warmup-time, the same requests on the same server)
-// warms the server too, before round 1's first figure.
+// warmServer makes the server (a JVM: the first run of each request
+// pattern would pay its JIT) serve every request pattern of the run before
+// anything is measured: each job but the waiters' (the same requests, at
+// length, with their own warm-up) once per peer, with its warm-up
+// (--warmup-time) and then --server-warmup acquisitions, not reported.
+// Without it, the peer that runs first in round 1 (gocurator: the peers
+// rotate from there) paid for the server's compiling: at 4 contended
+// sessions, round 1's ratio to go-zookeeper was the lowest of the three in
+// both full runs of stop 32 (0.93x and 0.77x, against 1.07x-1.19x and
+// 0.94x-1.02x after), and 0.54x as the first job of a run of that workload
+// alone; with it, 1.15x (issue 16).
 func warmServer(ctx context.Context, c *config, s *spawner, jobs []job, rep *report, root string, stderr io.Writer) error {
 	if c.serverWarmup <= 0 {
 		return nil
 	}
-	ops := max(c.serverWarmup/4, 1)
-	fmt.Fprintf(stderr, "# server warm-up: every job but the waiters' once per peer, %d acquisitions each, not reported\n", ops)
+	ops := c.serverWarmup
+	fmt.Fprintf(stderr, "# server warm-up: every job but the waiters' once per peer, its warm-up and %d acquisitions each, not reported\n", ops)
 	for _, j := range jobs {
 		if j.workload == "waiters" {
 			continue
