@@ -5,7 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 )
+
+// profileEnv, set to a file name, has a Go peer process write a CPU
+// profile of its whole run there (issue 16: profile before and after each
+// change, on the workload the table measures).
+const profileEnv = "GOCURATOR_BENCH_CPUPROFILE"
 
 // peerMain is one peer process of a Go peer: one workload, one JSON line of
 // results on stdout, the exit status telling how it went (measure.go).
@@ -23,6 +29,14 @@ func peerMain(c *config, stdout io.Writer) int {
 	if !supports(c.peer, c.workload) {
 		fmt.Fprintf(os.Stderr, "%s has no recipe for %s\n", c.peer, c.workload)
 		return exitUsage
+	}
+	if f := os.Getenv(profileEnv); f != "" {
+		stop, err := startProfile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return exitError
+		}
+		defer stop()
 	}
 	stallGuard(c.stall, func() string { return fmt.Sprintf("%s %s %d", c.peer, c.workload, c.clients) })
 	var r *Result
@@ -52,4 +66,17 @@ func peerMain(c *config, stdout io.Writer) int {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// startProfile starts a CPU profile written to file; stop ends it.
+func startProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
