@@ -29,8 +29,8 @@ func newRWDrivers(t *testing.T, s *createScene) (read, write func(onOther bool) 
 // lists the queue right behind its create, in the same round trip, and
 // decides on that listing (issue 16: a read among readers is a create and
 // a delete, two round trips, where Curator's makes three). One that must
-// wait watches the writer before it and reads the queue again only once
-// that writer went.
+// wait marks its own node and watches the writer before it, and holds
+// once that writer went without reading the queue again (onward.go).
 func TestListedCreateDecides(t *testing.T) {
 	pk := countParks(t) // before the scene's clients: restored after them
 	s := newCreateScene(t, "/listed")
@@ -65,14 +65,14 @@ func TestListedCreateDecides(t *testing.T) {
 	}
 	done := waitOn(ctx, next)
 	pk.waitParked(t, next, 1, "our read waits on the writer")
-	if r, w := queueReads(px), px.WatchRequests(zktest.OpGetData); r != 1 || w != 1 {
-		t.Errorf("a read behind a writer: %d reads of the queue, %d watched getData; want 1 (behind the create) and 1 (the writer)", r, w)
+	if r, w := queueReads(px), px.WatchRequests(zktest.OpGetData); r != 1 || w != 2 {
+		t.Errorf("a read behind a writer: %d reads of the queue, %d watched getData; want 1 (behind the create) and 2 (our mark, the writer)", r, w)
 	}
 	testenv.NotYet(t, done, "our read while a writer is queued before it")
 	gone(t, ctx, otherRead, writer)
 	heldThenGone(t, ctx, next, done)
-	if r := queueReads(px); r != 2 {
-		t.Errorf("woken by the writer's delete: %d reads of the queue in all, want 2", r)
+	if r := queueReads(px); r != 1 {
+		t.Errorf("woken by the writer's delete: %d reads of the queue in all, want 1 (onward)", r)
 	}
 }
 

@@ -16,6 +16,11 @@ type Decision struct {
 	// a getData watch, when not held. Empty with Held false means: wait for
 	// any change among the lock path's children (the semaphore's lease wait).
 	Watch string
+	// Onward: once Watch is gone, decide again on the same reading from
+	// Watch's successor on, without reading the queue again, where the
+	// waiter can prove its node still there (onward.go: the read lock's
+	// waiter, whose decision only contenders made before it can change).
+	Onward bool
 }
 
 // Predicate decides, from the contenders sorted by sequence and the place
@@ -48,12 +53,16 @@ func MaxLeases(maxLeases int) Predicate {
 
 // NoneBefore is the read lock's predicate (Curator's readLockPredicate):
 // held unless a contender whose name contains name (a writer's) is queued
-// before ours; else wait on the first such.
+// before ours; else wait on the first such, and once it is gone decide
+// onward (Decision.Onward). Contenders named name must only ever be made
+// ephemeral-sequential (the read-write lock's writers, ours and Curator's:
+// a downgrade makes a read node), else the onward decision could miss one
+// made with a lower sequence (onward.go).
 func NoneBefore(name string) Predicate {
 	return func(q *Queue, ours int) (Decision, error) {
 		for i := 0; i < ours; i++ {
 			if strings.Contains(q.Name(i), name) {
-				return Decision{Watch: q.Name(i)}, nil
+				return Decision{Watch: q.Name(i), Onward: true}, nil
 			}
 		}
 		return Decision{Held: true}, nil

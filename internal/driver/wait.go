@@ -129,6 +129,7 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 				}
 				return err
 			}
+			c.onward(&r)
 		}
 	}
 }
@@ -185,9 +186,11 @@ type round struct {
 	gap      bool   // q is the gap rule's (gap.go)
 	watchAll bool   // decide on watched reads (the last decision was Decision{})
 	first    bool   // no reading yet
+	onward   bool   // the decision waited on is Onward (onward.go)
+	next     *Queue // decide on this, the rest of q, instead of reading the queue (onward.go)
 
 	// The look-ahead (handoff.go, 4. and 5.), while a waiter that hands off waits
-	// on pred: own marks our node; ahead watches the contender before pred
+	// on pred: own marks our node (so does an Onward decision's wait); ahead watches the contender before pred
 	// (aheadName) while pred is not known first; kept is pred's watch,
 	// kept while the queue is read again once ahead went (keptPred).
 	own       *framework.Mark
@@ -254,8 +257,11 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	}
 	siblings, gapq, listed := c.siblings, c.known, c.listed
 	c.siblings, c.known, c.listed = 0, nil, nil // known right after the create only
-	r.gap = false
+	next := r.next
+	r.gap, r.next, r.onward = false, nil, false
 	switch {
+	case next != nil:
+		r.q = next // the rest of the last reading, its first contender gone (onward.go)
 	case siblings > 0 && o.Fits != nil && len(o.With) == 0 && o.Fits(siblings):
 		// Held by the count alone (the semaphore's rule). Not for a set
 		// (AcquireN): a node of it deleted before our create leaves the
@@ -340,6 +346,14 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		testHookWaiting(c)
 	}
 	r.pred = dec.Watch
+	if dec.Onward && len(o.With) == 0 {
+		// Our node marked before pred is watched: a pred found gone by
+		// the watched read is then onward too (onward.go).
+		if done, err := c.markOwn(ctx, r); done {
+			return true, err
+		}
+		r.onward = true
+	}
 	if r.kept != nil && r.keptPred == dec.Watch {
 		r.w, r.kept = r.kept, nil // its watch still waits
 	} else {
@@ -351,6 +365,9 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		if errors.Is(err, zk.ErrNoNode) {
 			r.w = nil
 			held, err := c.handedOff(ctx, r)
+			if !held && err == nil {
+				c.onward(r)
+			}
 			return held || err != nil, err // else it went meanwhile: look again
 		}
 		if err != nil {
@@ -370,14 +387,8 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 // already and the process does not know pred first, it leaves r.w nil
 // (pred's watch kept in r.kept): read the queue again.
 func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err error) {
-	if !r.own.Intact() {
-		r.own, err = c.d.client.MarkNode(ctx, c.node)
-		if errors.Is(err, zk.ErrNoNode) {
-			return true, c.vanished()
-		}
-		if err != nil {
-			return true, err
-		}
+	if done, err := c.markOwn(ctx, r); done {
+		return true, err
 	}
 	first, i := c.predFirst(r)
 	name := ""
@@ -397,6 +408,24 @@ func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err err
 	case errors.Is(err, zk.ErrNoNode):
 		r.ahead = nil
 		c.aheadFired(r, framework.Event{Type: framework.EventNodeDeleted}) // pred first: park; else r.w is nil: read again
+	case err != nil:
+		return true, err
+	}
+	return false, nil
+}
+
+// markOwn marks our node (r.own), unless its mark is intact: the proof,
+// without a request, that it was still there when pred went (handoff.go,
+// 4.; onward.go). Its results are arm's: done with our node gone or an
+// error.
+func (c *Contender) markOwn(ctx context.Context, r *round) (done bool, err error) {
+	if r.own.Intact() {
+		return false, nil
+	}
+	r.own, err = c.d.client.MarkNode(ctx, c.node)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return true, c.vanished()
 	case err != nil:
 		return true, err
 	}
