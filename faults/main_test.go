@@ -7,7 +7,9 @@
 //
 //   - a mutex never has two holders that were not told of a loss, checked by
 //     a resource that accepts work only with a fencing token higher than the
-//     last it saw, and a semaphore never grants more than its maximum;
+//     last it saw, a semaphore never grants more than its maximum, and a
+//     read-write lock never grants a write beside another holding, nor a
+//     read beside a write, that was not told of a loss;
 //   - every contender acquires again once the faults stop;
 //   - after all clients close, no lock, lease or member node is left, the
 //     servers hold no watch, and no goroutine is left in the test process.
