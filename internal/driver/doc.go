@@ -20,5 +20,8 @@
 // watches the contender before its predecessor, and marks its own node,
 // to know that in time), and the gap rule (gap.go), a new contender
 // taking its first decision on the driver's last reading when its
-// sequence follows that reading's highest.
+// sequence follows that reading's highest. One shortcut of the read
+// lock's: onward (onward.go), a reader whose writer goes deciding on the
+// rest of the reading it waited with, since no writer can be made before
+// it.
 package driver

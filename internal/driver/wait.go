@@ -190,7 +190,8 @@ type round struct {
 	next     *Queue // decide on this, the rest of q, instead of reading the queue (onward.go)
 
 	// The look-ahead (handoff.go, 4. and 5.), while a waiter that hands off waits
-	// on pred: own marks our node (so does an Onward decision's wait); ahead watches the contender before pred
+	// on pred: own marks our node (as it does for an Onward decision's
+	// wait, onward.go); ahead watches the contender before pred
 	// (aheadName) while pred is not known first; kept is pred's watch,
 	// kept while the queue is read again once ahead went (keptPred).
 	own       *framework.Mark
