@@ -20,6 +20,8 @@
 package faults_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -164,6 +166,42 @@ func memberViews(cl *zktest.Cluster, paths []string) (lines []string, views map[
 type quietLog struct{}
 
 func (quietLog) Printf(string, ...any) {}
+
+// faultScene is what a recipe's fault test starts from: a 3-member
+// ensemble, a client to look with (admin), clients each behind proxies
+// of their own, the report, and the test's context, which the test ends
+// with errTestOver (cancel) should it end early.
+type faultScene struct {
+	cl      *zktest.Cluster
+	admin   *framework.Client
+	clients []*netClient
+	rep     *report
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+}
+
+func newFaultScene(t *testing.T, clients int) *faultScene {
+	s := &faultScene{cl: zktest.StartCluster(t, 3), rep: &report{}}
+	s.admin = connect(t, s.cl.ConnectString())
+	s.ctx, s.cancel = context.WithCancelCause(testenv.Ctx(t, 10*time.Minute+soak(t)))
+	for range clients {
+		s.clients = append(s.clients, dial(t, s.cl))
+	}
+	return s
+}
+
+// gaveUp takes a worker's failed acquisition: false, try again (a fault,
+// as a user would); true once the test's context has ended, the worker
+// then returns, and unless the test is over, that is an error.
+func (s *faultScene) gaveUp(t *testing.T, who string, err error) bool {
+	if s.ctx.Err() == nil {
+		return false
+	}
+	if !errors.Is(context.Cause(s.ctx), errTestOver) {
+		t.Errorf("%s never acquired again: %v", who, err)
+	}
+	return true
+}
 
 // report collects the figures of a run for the log and the closing note.
 type report struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/testing/zktest"
@@ -148,6 +149,38 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 	return faults
 }
 
+// faultCycles runs the fault cycle once, then again until GOCURATOR_SOAK
+// has passed since it began; it returns how many faults it injected and
+// when it began.
+func faultCycles(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients []*netClient, progress func() int, rep *report, paths ...string) (faults int, start time.Time) {
+	t.Helper()
+	start = time.Now()
+	faults = faultCycle(ctx, t, cl, clients, progress, rep, paths...)
+	for d := soak(t); time.Since(start) < d; {
+		faults += faultCycle(ctx, t, cl, clients, progress, rep, paths...)
+	}
+	return faults, start
+}
+
+// leftNothing closes the clients, then waits until no node is left under
+// paths and the servers hold no watch.
+func leftNothing(ctx context.Context, t *testing.T, cl *zktest.Cluster, admin *framework.Client, clients []*netClient, paths ...string) {
+	t.Helper()
+	for _, c := range clients {
+		c.Close()
+	}
+	testenv.WaitFor(t, time.Minute, fmt.Sprintf("no node under %v and no server watches", paths), func() bool {
+		for _, p := range paths {
+			kids, _, err := admin.Children(ctx, p)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) || len(kids) > 0 {
+				return false
+			}
+		}
+		w, err := serverWatches(cl)
+		return err == nil && w == 0
+	})
+}
+
 // errTestOver ends the context of a test's workers when the test ends
 // early (it failed): they stop without a word of their own.
 var errTestOver = errors.New("the test is over")
@@ -155,17 +188,11 @@ var errTestOver = errors.New("the test is over")
 // Contended mutex under every fault: never two holders that were not told,
 // everyone acquires again after the faults, nothing left behind.
 func TestFaultsMutex(t *testing.T) {
-	cl := zktest.StartCluster(t, 3)
-	admin := connect(t, cl.ConnectString())
+	s := newFaultScene(t, 6)
+	cl, admin, clients, rep, ctx := s.cl, s.admin, s.clients, s.rep, s.ctx
 	const path = "/faults/mutex"
 	fence := zktest.NewFence()
-	rep := &report{}
-	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute+soak(t)))
 
-	var clients []*netClient
-	for i := 0; i < 6; i++ {
-		clients = append(clients, dial(t, cl))
-	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var finalMu sync.Mutex
@@ -188,13 +215,10 @@ func TestFaultsMutex(t *testing.T) {
 				}
 				hctx, err := m.Acquire(ctx)
 				if err != nil {
-					if ctx.Err() != nil {
-						if !errors.Is(context.Cause(ctx), errTestOver) {
-							t.Errorf("%s never acquired again: %v", name, err)
-						}
+					if s.gaveUp(t, name, err) {
 						return
 					}
-					continue // a fault: retry, as a user would
+					continue
 				}
 				entered := false
 				if tok, err := m.FencingToken(hctx); err == nil {
@@ -223,13 +247,9 @@ func TestFaultsMutex(t *testing.T) {
 	}
 	// After the clients: should the test end early, the contenders stop
 	// before their clients close and before the test is over.
-	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
+	t.Cleanup(func() { s.cancel(errTestOver); wg.Wait() })
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return fence.Entries() >= 10 })
-	start := time.Now()
-	faults := faultCycle(ctx, t, cl, clients, fence.Entries, rep, path)
-	for d := soak(t); time.Since(start) < d; {
-		faults += faultCycle(ctx, t, cl, clients, fence.Entries, rep, path)
-	}
+	faults, start := faultCycles(ctx, t, cl, clients, fence.Entries, rep, path)
 	close(stop)
 	// Every contender acquires once more, now the faults have stopped (a
 	// divergence of the last fault's is resynced, as during the cycle).
@@ -245,14 +265,7 @@ func TestFaultsMutex(t *testing.T) {
 	for _, v := range fence.Violations() {
 		t.Error(v)
 	}
-	for _, c := range clients {
-		c.Close()
-	}
-	testenv.WaitFor(t, time.Minute, "no lock nodes and no server watches", func() bool {
-		kids, _, err := admin.Children(ctx, path)
-		w, werr := serverWatches(cl)
-		return (err == nil && len(kids) == 0 || errors.Is(err, zk.ErrNoNode)) && werr == nil && w == 0
-	})
+	leftNothing(ctx, t, cl, admin, clients, path)
 	rep.add("mutex: %d faults injected in %v, %d acquisitions, %d stale tokens rejected, %d violations",
 		faults, time.Since(start).Round(time.Second), fence.Entries(), fence.Stale(), len(fence.Violations()))
 	rep.log(t)

@@ -9,12 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
-	"github.com/gocurator/curator/testing/zktest"
 )
 
 // A read-write lock under every fault: never a writer beside another
@@ -25,11 +22,9 @@ import (
 // it waited with (internal/driver/onward.go): each fault of the cycle
 // also hits such waits.
 func TestFaultsReadWriteLock(t *testing.T) {
-	cl := zktest.StartCluster(t, 3)
-	admin := connect(t, cl.ConnectString())
+	s := newFaultScene(t, 6)
+	cl, admin, clients, rep, ctx := s.cl, s.admin, s.clients, s.rep, s.ctx
 	const path = "/faults/rwlock"
-	rep := &report{}
-	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute+soak(t)))
 
 	// The holdings under way, by their held contexts (ended once lost).
 	var mu sync.Mutex
@@ -44,10 +39,6 @@ func TestFaultsReadWriteLock(t *testing.T) {
 			}
 		}
 		return n
-	}
-	var clients []*netClient
-	for i := 0; i < 6; i++ {
-		clients = append(clients, dial(t, cl))
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -79,13 +70,10 @@ func TestFaultsReadWriteLock(t *testing.T) {
 				}
 				hctx, err := half.Acquire(ctx)
 				if err != nil {
-					if ctx.Err() != nil {
-						if !errors.Is(context.Cause(ctx), errTestOver) {
-							t.Errorf("%s never acquired again: %v", name, err)
-						}
+					if s.gaveUp(t, name, err) {
 						return
 					}
-					continue // a fault: retry, as a user would
+					continue
 				}
 				mu.Lock()
 				if hctx.Err() == nil {
@@ -123,14 +111,10 @@ func TestFaultsReadWriteLock(t *testing.T) {
 	}
 	// After the clients: should the test end early, the workers stop
 	// before their clients close and before the test is over.
-	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
+	t.Cleanup(func() { s.cancel(errTestOver); wg.Wait() })
 	progress := func() int { return int(grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return writes.Load() >= 5 && progress() >= 20 })
-	start := time.Now()
-	faults := faultCycle(ctx, t, cl, clients, progress, rep, path)
-	for d := soak(t); time.Since(start) < d; {
-		faults += faultCycle(ctx, t, cl, clients, progress, rep, path)
-	}
+	faults, start := faultCycles(ctx, t, cl, clients, progress, rep, path)
 	close(stop)
 	// Every worker acquires once more, now the faults have stopped (a
 	// divergence of the last fault's is resynced, as during the cycle).
@@ -142,14 +126,7 @@ func TestFaultsReadWriteLock(t *testing.T) {
 	for _, v := range violations {
 		t.Error(v)
 	}
-	for _, c := range clients {
-		c.Close()
-	}
-	testenv.WaitFor(t, time.Minute, "no lock nodes and no server watches", func() bool {
-		kids, _, err := admin.Children(ctx, path)
-		w, werr := serverWatches(cl)
-		return (err == nil && len(kids) == 0 || errors.Is(err, zk.ErrNoNode)) && werr == nil && w == 0
-	})
+	leftNothing(ctx, t, cl, admin, clients, path)
 	rep.add("read-write lock: %d faults injected in %v, %d grants (%d writes), %d violations",
 		faults, time.Since(start).Round(time.Second), grants.Load(), writes.Load(), len(violations))
 	rep.log(t)

@@ -1,30 +1,24 @@
 package faults_test
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
-	"github.com/gocurator/curator/testing/zktest"
 )
 
 // A 3-lease semaphore under every fault: never more than 3 leases held by
 // holders that were not told of a loss, everyone acquires again after the
 // faults, nothing left behind.
 func TestFaultsSemaphore(t *testing.T) {
-	cl := zktest.StartCluster(t, 3)
-	admin := connect(t, cl.ConnectString())
+	s := newFaultScene(t, 6)
+	cl, admin, clients, rep, ctx := s.cl, s.admin, s.clients, s.rep, s.ctx
 	const path, max = "/faults/semaphore", 3
-	rep := &report{}
-	ctx, cancel := context.WithCancelCause(testenv.Ctx(t, 10*time.Minute+soak(t)))
 
 	var mu sync.Mutex
 	active := map[*semaphore.Lease]bool{}
@@ -41,15 +35,11 @@ func TestFaultsSemaphore(t *testing.T) {
 		}
 		return n
 	}
-	var clients []*netClient
-	for i := 0; i < 6; i++ {
-		clients = append(clients, dial(t, cl))
-	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var final atomic.Int32
 	for _, c := range clients {
-		s, err := semaphore.New(c.Client, path, max)
+		sem, err := semaphore.New(c.Client, path, max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,12 +53,9 @@ func TestFaultsSemaphore(t *testing.T) {
 					stopped = true
 				default:
 				}
-				l, err := s.Acquire(ctx)
+				l, err := sem.Acquire(ctx)
 				if err != nil {
-					if ctx.Err() != nil {
-						if !errors.Is(context.Cause(ctx), errTestOver) {
-							t.Errorf("never acquired again: %v", err)
-						}
+					if s.gaveUp(t, "an acquirer", err) {
 						return
 					}
 					continue
@@ -105,14 +92,10 @@ func TestFaultsSemaphore(t *testing.T) {
 	}
 	// After the clients: should the test end early, the acquirers stop
 	// before their clients close and before the test is over.
-	t.Cleanup(func() { cancel(errTestOver); wg.Wait() })
+	t.Cleanup(func() { s.cancel(errTestOver); wg.Wait() })
 	progress := func() int { return int(grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
-	start := time.Now()
-	faults := faultCycle(ctx, t, cl, clients, progress, rep, path+"/locks", path+"/leases")
-	for d := soak(t); time.Since(start) < d; {
-		faults += faultCycle(ctx, t, cl, clients, progress, rep, path+"/locks", path+"/leases")
-	}
+	faults, start := faultCycles(ctx, t, cl, clients, progress, rep, path+"/locks", path+"/leases")
 	close(stop)
 	// Every acquirer acquires once more, now the faults have stopped (a
 	// divergence of the last fault's is resynced, as during the cycle).
@@ -125,21 +108,7 @@ func TestFaultsSemaphore(t *testing.T) {
 	for _, v := range violations {
 		t.Error(v)
 	}
-	for _, c := range clients {
-		c.Close()
-	}
-	testenv.WaitFor(t, time.Minute, "no lease or lock nodes and no server watches", func() bool {
-		n := 0
-		for _, p := range []string{path + "/leases", path + "/locks"} {
-			kids, _, err := admin.Children(ctx, p)
-			if err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return false
-			}
-			n += len(kids)
-		}
-		w, err := serverWatches(cl)
-		return n == 0 && err == nil && w == 0
-	})
+	leftNothing(ctx, t, cl, admin, clients, path+"/leases", path+"/locks")
 	rep.add("semaphore(3): %d faults injected in %v, %d grants, %d violations",
 		faults, time.Since(start).Round(time.Second), grants.Load(), len(violations))
 	rep.log(t)
