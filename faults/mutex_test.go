@@ -113,10 +113,7 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		rep.add("fault %-45s progress again after %v", what, time.Since(start).Round(10*time.Millisecond))
 	}
 	step("leader killed, restarted", func() {
-		l, err := cl.Leader()
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := leaderOf(t, cl)
 		m := cl.Members()[l]
 		if err := m.Stop(); err != nil {
 			t.Fatal(err)
@@ -127,10 +124,7 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		}
 	})
 	step("follower killed, restarted", func() {
-		l, err := cl.Leader()
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := leaderOf(t, cl)
 		m := cl.Members()[(l+1)%len(cl.Members())]
 		if err := m.Stop(); err != nil {
 			t.Fatal(err)
@@ -147,6 +141,20 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 	step("client partitioned past the session timeout", func() { expire(ctx, t, cl, clients[1]) })
 	step("another session expired", func() { expire(ctx, t, cl, clients[2]) })
 	return faults
+}
+
+// leaderOf returns the ensemble's leader, waiting for one: a member's
+// answer to one srvr probe (3 s) may be late under the fault tests' load,
+// or an election under way, which is no fault of a recipe's.
+func leaderOf(t *testing.T, cl *zktest.Cluster) int {
+	t.Helper()
+	l := -1
+	testenv.WaitFor(t, time.Minute, "a leader", func() bool {
+		var err error
+		l, err = cl.Leader()
+		return err == nil
+	})
+	return l
 }
 
 // faultCycles runs the fault cycle once, then again until GOCURATOR_SOAK
