@@ -129,7 +129,6 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 				}
 				return err
 			}
-			c.onward(&r)
 		}
 	}
 }
@@ -366,9 +365,6 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		if errors.Is(err, zk.ErrNoNode) {
 			r.w = nil
 			held, err := c.handedOff(ctx, r)
-			if !held && err == nil {
-				c.onward(r)
-			}
 			return held || err != nil, err // else it went meanwhile: look again
 		}
 		if err != nil {
@@ -438,9 +434,11 @@ func (c *Contender) markOwn(ctx context.Context, r *round) (done bool, err error
 // contender before pred in r.q is known gone, and our own node is still
 // there (its mark intact: no request; else one exists, whatever the
 // queue's length). See handoff.go for why that is enough. false, nil: read
-// the queue again.
+// the queue again, or, for a waiter that does not hand off and whose
+// decision was Onward, decide on the rest of r.q (onward.go).
 func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
 	if r.ho == nil {
+		c.onward(r)
 		return false, nil
 	}
 	known.deleted(c.d.client, c.d.path, r.pred)
