@@ -113,18 +113,18 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 		rep.add("fault %-45s progress again after %v", what, time.Since(start).Round(10*time.Millisecond))
 	}
 	step("leader killed, restarted", func() {
-		l := leaderOf(t, cl)
+		l := leaderOf(t, cl, -1)
 		m := cl.Members()[l]
 		if err := m.Stop(); err != nil {
 			t.Fatal(err)
 		}
-		testenv.WaitFor(t, time.Minute, "a new leader", func() bool { nl, err := cl.Leader(); return err == nil && nl != l })
+		leaderOf(t, cl, l)
 		if err := m.Start(); err != nil {
 			t.Fatal(err)
 		}
 	})
 	step("follower killed, restarted", func() {
-		l := leaderOf(t, cl)
+		l := leaderOf(t, cl, -1)
 		m := cl.Members()[(l+1)%len(cl.Members())]
 		if err := m.Stop(); err != nil {
 			t.Fatal(err)
@@ -143,16 +143,17 @@ func faultCycle(ctx context.Context, t *testing.T, cl *zktest.Cluster, clients [
 	return faults
 }
 
-// leaderOf returns the ensemble's leader, waiting for one: a member's
-// answer to one srvr probe (3 s) may be late under the fault tests' load,
-// or an election under way, which is no fault of a recipe's.
-func leaderOf(t *testing.T, cl *zktest.Cluster) int {
+// leaderOf returns the ensemble's leader other than member not (-1: any),
+// waiting for one: a member's answer to one srvr probe (3 s) may be late
+// under the fault tests' load, or an election under way, which is no
+// fault of a recipe's.
+func leaderOf(t *testing.T, cl *zktest.Cluster, not int) int {
 	t.Helper()
 	l := -1
-	testenv.WaitFor(t, time.Minute, "a leader", func() bool {
+	testenv.WaitFor(t, time.Minute, fmt.Sprintf("a leader other than member %d", not), func() bool {
 		var err error
 		l, err = cl.Leader()
-		return err == nil
+		return err == nil && l != not
 	})
 	return l
 }
