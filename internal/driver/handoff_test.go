@@ -91,6 +91,19 @@ func requests(px *zktest.Proxy) (reads, exists, getData int) {
 	return queueReads(px), px.Requests(zktest.OpExists), px.Requests(zktest.OpGetData)
 }
 
+// awayWhile cuts c's connection through px (no new one until it is done),
+// waits until c knows itself disconnected, makes the changes of during,
+// then resets px's counts and lets c connect again (its session lives).
+func awayWhile(t *testing.T, px *zktest.Proxy, c *framework.Client, during func()) {
+	t.Helper()
+	px.Refuse(true)
+	px.Drop()
+	testenv.WaitFor(t, testenv.WaitShort, "the client disconnected", func() bool { return !c.Connected() })
+	during()
+	px.ResetCounts()
+	px.Heal()
+}
+
 // queueReads counts the reads of the queue (getChildren, with or without
 // the parent's stat) that the proxy forwarded.
 func queueReads(px *zktest.Proxy) int {
@@ -445,19 +458,14 @@ func TestHandoffMarkNotAcrossConnections(t *testing.T) {
 			defer w.Delete(ctx)
 			wDone := waitOn(ctx, w)
 			pk.waitParked(t, w, 1, "w waiting on the holder, its node marked")
-			px.Refuse(true)
-			px.Drop()
-			testenv.WaitFor(t, testenv.WaitShort, "w's client disconnected", func() bool { return !c.Connected() })
-			if ownGone {
-				if err := op.Delete(ctx, w.Node()); err != nil { // an operator
-					t.Fatal(err)
+			awayWhile(t, px, c, func() {
+				if ownGone {
+					if err := op.Delete(ctx, w.Node()); err != nil { // an operator
+						t.Fatal(err)
+					}
 				}
-			}
-			if err := holder.Delete(ctx); err != nil {
-				t.Fatal(err)
-			}
-			px.ResetCounts()
-			px.Heal()
+				gone(t, ctx, holder)
+			})
 			err = <-wDone
 			if ownGone {
 				if !errors.Is(err, curator.ErrNodeVanished) {

@@ -110,17 +110,14 @@ func TestOnwardReadsAgainAfterAReconnect(t *testing.T) {
 			s := newOnwardScene(t, 1)
 			done := waitOn(s.ctx, s.ours)
 			s.pk.waitParked(t, s.ours, 1, "our read waiting on the writer, its node marked")
-			s.px.Refuse(true)
-			s.px.Drop()
-			testenv.WaitFor(t, testenv.WaitShort, "our client disconnected", func() bool { return !s.c.Connected() })
-			if ownGone {
-				if err := s.other.Delete(s.ctx, s.ours.Node()); err != nil { // an operator
-					t.Fatal(err)
+			awayWhile(t, s.px, s.c, func() {
+				if ownGone {
+					if err := s.other.Delete(s.ctx, s.ours.Node()); err != nil { // an operator
+						t.Fatal(err)
+					}
 				}
-			}
-			gone(t, s.ctx, s.writers[0])
-			s.px.ResetCounts()
-			s.px.Heal()
+				gone(t, s.ctx, s.writers[0])
+			})
 			err := testenv.Recv(t, done, testenv.WaitShort, "our read's outcome")
 			if ownGone {
 				if !errors.Is(err, curator.ErrNodeVanished) {
