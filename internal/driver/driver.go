@@ -32,7 +32,8 @@ type Driver struct {
 	// watchesAll: its waits decide on watched reads (WaitOptions.WatchAll;
 	// SetWatchesAll).
 	watchesAll bool
-	last       lastRead // for the gap rule (gap.go), when it hands off
+	last       lastRead  // for the gap rule (gap.go), when it hands off
+	handoffs   *handoffs // what its process knows of its path (handoff.go): process, but in tests
 }
 
 // New returns a driver for contenders named name under path. sortNames are
@@ -56,7 +57,7 @@ func New(client *framework.Client, path, name string, pred Predicate, sortNames 
 		sortNames = []string{name}
 	}
 	d := &Driver{client: client, path: path, name: name, names: sortNames, key: strings.Join(sortNames, "\x00"),
-		pred: pred, handoff: handoffSafe(pred, sortNames)}
+		pred: pred, handoff: handoffSafe(pred, sortNames), handoffs: process}
 	return d, nil
 }
 
@@ -188,7 +189,7 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 	// waiters queued at once would each make one (and a goroutine to send
 	// it). Those behind take the mark, once set, at their first reading
 	// of the queue (Contender.arm).
-	h, marking, crowded := known.create(d.client, d.path, d.handoff && !gap && !mark.Intact())
+	h, marking, crowded := d.handoffs.create(d.client, d.path, d.handoff && !gap && !mark.Intact())
 	parent := parentNone
 	switch {
 	case gap:
@@ -274,10 +275,15 @@ var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
 //
 //go:noinline
 func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
-	known.created(h, marking)
 	if err != nil {
+		d.handoffs.created(h, d.client, marking, "")
 		return nil, err
 	}
+	ours := ""
+	if d.handoff {
+		ours = framework.NodeName(n.Path)
+	}
+	d.handoffs.created(h, d.client, marking, ours)
 	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
 	c.seq, _ = d.Sequence(c.name)
 	switch {

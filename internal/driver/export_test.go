@@ -34,12 +34,12 @@ func SetReadHook(f func(ctx context.Context)) (restore func()) {
 	return func() { testHookRead = nil }
 }
 
-// HandoffKeys returns how many (client, path) keys the handoff keeps: 0
-// once nobody waits.
+// HandoffKeys returns how many paths the handoff keeps: 0 once nobody
+// waits.
 func HandoffKeys() int {
-	known.mu.Lock()
-	defer known.mu.Unlock()
-	return len(known.keys)
+	process.mu.Lock()
+	defer process.mu.Unlock()
+	return len(process.keys)
 }
 
 // HandoffOn reports whether d's waiters may hand off.
@@ -81,10 +81,10 @@ func SetNodeWatchHook(f func(node string)) (restore func()) {
 
 // HandoffGone returns how many gone names the handoff keeps in all.
 func HandoffGone() int {
-	known.mu.Lock()
-	defer known.mu.Unlock()
+	process.mu.Lock()
+	defer process.mu.Unlock()
 	n := 0
-	for _, h := range known.keys {
+	for _, h := range process.keys {
 		n += len(h.gone)
 	}
 	return n
@@ -102,19 +102,24 @@ func SetGoneMin(n int) (restore func()) {
 // handoff, as another waiter of the process would be, so that what the
 // process knows is kept; the returned func leaves.
 func (d *Driver) JoinHandoff() (leave func()) {
-	h, at := known.join(d.client, d.path)
-	return func() { known.leave(h, at) }
+	h, at := d.handoffs.join(d.path, "")
+	return func() { d.handoffs.leave(h, at) }
 }
 
 // KnowsGone reports whether the process knows the contender name of d's
 // client and path gone.
 func (d *Driver) KnowsGone(name string) bool {
-	known.mu.Lock()
-	defer known.mu.Unlock()
-	h := known.keys[readKey{d.client, d.path}]
-	if h == nil {
-		return false
-	}
-	_, ok := h.gone[name]
-	return ok
+	d.handoffs.mu.Lock()
+	defer d.handoffs.mu.Unlock()
+	h := d.handoffs.keys[d.path]
+	return h != nil && h.goneTo(d.client, name)
 }
+
+// OtherProcess makes d's contenders another process's: what d's process
+// knows of its path (handoff.go) is d's own, shared with no other Driver.
+// Call it before d is used.
+func (d *Driver) OtherProcess() { d.handoffs = newHandoffs() }
+
+// SawGone tells what d's process knows of its path that d's client saw
+// the contender name go, as a waiter's watch does.
+func (d *Driver) SawGone(name string) { d.handoffs.deleted(d.client, d.path, name) }

@@ -29,8 +29,15 @@ import (
 //     deleted once is gone for good. The client sees deletions in
 //     ZooKeeper's order through the watches of its waiters (NodeDeleted,
 //     or a getData that finds no node) and its own releases (a delete that
-//     succeeded); these are kept per client and path while anyone of the
-//     process waits there (the newest only: one not kept reads the queue).
+//     succeeded); these are kept per path while anyone of the process
+//     waits there (the newest only: one not kept reads the queue). A
+//     protected name, every contender's (ours and Curator's: a random
+//     UUID per create), names one node of one ensemble: its deletion,
+//     seen through any client of the process, is known to every client
+//     there (several sessions of one process contend as one then). Any
+//     other name is known gone to the client that saw it go alone: two
+//     clients may reach two ensembles, each with its own node of that
+//     name.
 //  4. Our own node must still be there (someone may have deleted it while
 //     we waited; then our successor may be handed the lock too). A
 //     framework.Mark on our node, set while we wait, proves it without a
@@ -50,7 +57,15 @@ import (
 //     predecessor holds, rather than after it has gone. So between
 //     processes too a handoff is the notification alone. A waiter watches
 //     at most two contenders and its own node, and each contender is
-//     watched by at most two waiters: no herd.
+//     watched by at most two waiters: no herd. No look-ahead when every
+//     contender before our predecessor is known gone or one of this
+//     process's that hands off (the "ours" of its path): each of those
+//     tells its own going when its delete succeeds (3.), so a queue of one
+//     process's contenders, however many sessions they have, watches one
+//     contender and its own node per waiter. One whose going is not told
+//     (its delete left to the background, its session lost) makes the
+//     waiter read the queue again: slower, never wrong, since "ours"
+//     decides no hold.
 //
 // If every contender before our predecessor in that reading is known gone,
 // and our predecessor is gone, and our node is not: we are the lowest, and
@@ -66,26 +81,43 @@ func handoffSafe(pred Predicate, names []string) bool {
 	return len(names) == 1 && reflect.ValueOf(pred).Pointer() == reflect.ValueOf(firstHolds).Pointer()
 }
 
-// handoffs is what the process knows of deleted contenders, per client and
-// path, while anyone waits or creates there; and how many create there,
-// and whether one of them reads the parent for a mark.
+// handoffs is what the process knows of deleted contenders, per path,
+// while anyone waits or creates there; its own contenders there; how many
+// create there, and which clients' creates read the parent for a mark.
 type handoffs struct {
 	mu   sync.Mutex
-	keys map[readKey]*handoff
+	keys map[string]*handoff
 }
 
-var known = &handoffs{keys: map[readKey]*handoff{}}
+// process is this process's (every Driver's but a test's: OtherProcess).
+var process = newHandoffs()
+
+func newHandoffs() *handoffs { return &handoffs{keys: map[string]*handoff{}} }
 
 type handoff struct {
-	key      readKey
-	users    int  // waiters
-	creating int  // contenders' creates in flight
-	marking  bool // one of them reads the parent for a mark
-	gone     map[string]struct{}
-	order    []string // gone's names, oldest first
-	dropped  int      // names dropped from order's front so far: order[i] is name number dropped+i
-	joins    []joinAt // when the waiters still there joined, oldest first
+	path     string
+	users    int                  // waiters
+	creating int                  // contenders' creates in flight
+	marking  []*framework.Client  // clients one of whose creates reads the parent for a mark
+	gone     map[string]*goneName // known gone (3.)
+	order    []string             // gone's names, oldest first
+	dropped  int                  // names dropped from order's front so far: order[i] is name number dropped+i
+	joins    []joinAt             // when the waiters still there joined, oldest first
+	ours     map[string]struct{}  // the process's contenders that hand off there (5.)
+	lone     string               // or the first of them, while it is the only one
 }
+
+// goneName is a name known gone to the client that saw it go, or to
+// every client (to nil: a protected name, 3.).
+type goneName struct{ to *framework.Client }
+
+// everyone is the goneName of every protected name.
+var everyone = &goneName{}
+
+// oursMax bounds an entry's ours: a name whose going is never told (its
+// delete left to the background) stays until its entry goes, which a path
+// contended without pause never does. Forgetting ours costs look-aheads.
+const oursMax = 4096
 
 // joinAt counts the waiters that joined when the next gone name would be
 // number at.
@@ -113,12 +145,12 @@ var goneMin = 1024
 // up would otherwise keep every name.
 const goneMax = 1 << 16
 
-// get returns key's entry, made if missing; hs.mu held.
-func (hs *handoffs) get(key readKey) *handoff {
-	h := hs.keys[key]
+// get returns path's entry, made if missing; hs.mu held.
+func (hs *handoffs) get(path string) *handoff {
+	h := hs.keys[path]
 	if h == nil {
-		h = &handoff{key: key}
-		hs.keys[key] = h
+		h = &handoff{path: path}
+		hs.keys[path] = h
 	}
 	return h
 }
@@ -126,17 +158,48 @@ func (hs *handoffs) get(key readKey) *handoff {
 // drop forgets h once nobody waits or creates there; hs.mu held.
 func (hs *handoffs) drop(h *handoff) {
 	if h.users == 0 && h.creating == 0 {
-		delete(hs.keys, h.key)
+		delete(hs.keys, h.path)
 	}
 }
 
-// join registers a waiter on the client's path, as of the next gone name
-// (at); leave it, with at, when done.
-func (hs *handoffs) join(c *framework.Client, path string) (h *handoff, at int) {
+// addOurs registers the process's contender name on h; hs.mu held. The
+// first stays apart (lone) until a second comes: a map for one would cost
+// every uncontended acquisition an allocation, for nobody to ask.
+func (h *handoff) addOurs(name string) {
+	switch {
+	case name == "":
+		return
+	case h.ours == nil && h.lone == "":
+		h.lone = name
+		return
+	case h.ours == nil || len(h.ours) >= oursMax:
+		h.ours = map[string]struct{}{}
+	}
+	if h.lone != "" {
+		h.ours[h.lone] = struct{}{}
+		h.lone = ""
+	}
+	h.ours[name] = struct{}{}
+}
+
+// isOurs reports whether name is the process's contender (addOurs); hs.mu
+// held.
+func (h *handoff) isOurs(name string) bool {
+	if name == h.lone {
+		return name != ""
+	}
+	_, ok := h.ours[name]
+	return ok
+}
+
+// join registers the waiter of contender name on path, as of the next gone
+// name (at); leave it, with at, when done.
+func (hs *handoffs) join(path, name string) (h *handoff, at int) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h = hs.get(readKey{c, path})
+	h = hs.get(path)
 	h.users++
+	h.addOurs(name)
 	at = h.dropped + len(h.order)
 	if k := len(h.joins); k > 0 && h.joins[k-1].at == at {
 		h.joins[k-1].n++
@@ -161,30 +224,35 @@ func (hs *handoffs) leave(h *handoff, at int) {
 
 // create registers a contender's create on the client's path until
 // created (any driver's, handing off or not). wantMark: the create would
-// read the parent for a mark; mark: it may, no other create of the
-// process there is reading one (one at a time). crowded: another create is
-// in flight there, or a waiter that hands off waits (then the new
-// contender is not alone).
+// read the parent for a mark; mark: it may, no other create of the client
+// there is reading one (one at a time). crowded: another create of the
+// process is in flight there, or a waiter that hands off waits (then the
+// new contender is not alone).
 func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *handoff, mark, crowded bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h = hs.get(readKey{c, path})
+	h = hs.get(path)
 	crowded = h.creating > 0 || h.users > 0
 	h.creating++
-	if wantMark && !h.marking {
-		h.marking, mark = true, true
+	if wantMark && !slices.Contains(h.marking, c) {
+		h.marking, mark = append(h.marking, c), true
 	}
 	return h, mark, crowded
 }
 
-// created ends a create registered by create; mark as create said.
-func (hs *handoffs) created(h *handoff, mark bool) {
+// created ends a create of c registered by create; mark as create said.
+// ours: the name made, of a contender that hands off ("" if none). The
+// process's own are known while its entry lasts: a contender made alone,
+// held with no waiter of the process there, is forgotten (the next waiters
+// look ahead at it).
+func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h.creating--
 	if mark {
-		h.marking = false
+		h.marking = slices.DeleteFunc(h.marking, func(m *framework.Client) bool { return m == c })
 	}
+	h.addOurs(ours)
 	hs.drop(h)
 }
 
@@ -193,17 +261,25 @@ func (hs *handoffs) created(h *handoff, mark bool) {
 func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h := hs.keys[readKey{c, path}]
+	h := hs.keys[path]
 	if h == nil {
 		return
 	}
+	if h.lone == name {
+		h.lone = ""
+	}
+	delete(h.ours, name)
 	if _, ok := h.gone[name]; ok {
-		return
+		return // known already (a name not protected perhaps to another client alone: c's waiters then read again)
 	}
 	if h.gone == nil {
-		h.gone = map[string]struct{}{} // made by the first: most entries are a create's alone
+		h.gone = map[string]*goneName{} // made by the first: most entries are a create's alone
 	}
-	h.gone[name] = struct{}{}
+	to := everyone
+	if !framework.IsProtected(name) {
+		to = &goneName{c}
+	}
+	h.gone[name] = to
 	h.order = append(h.order, name)
 	oldest := h.dropped + len(h.order) // no waiter: none is needed
 	if len(h.joins) > 0 {
@@ -217,17 +293,41 @@ func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 	}
 }
 
-// goneBefore reports whether every contender before index i of q is known
-// gone. q keeps how far it has found them gone, so that a thousand waiters
-// of one reading check each name once between them.
-func (hs *handoffs) goneBefore(h *handoff, q *Queue, i int) bool {
+// goneBefore reports whether every contender before index i of q, c's
+// reading, is known gone to c. q keeps how far it has found them gone, so
+// that a thousand waiters of one reading check each name once between
+// them.
+func (hs *handoffs) goneBefore(h *handoff, c *framework.Client, q *Queue, i int) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	for q.gone < i {
-		if _, ok := h.gone[q.entries[q.gone].name]; !ok {
+		if !h.goneTo(c, q.entries[q.gone].name) {
 			return false
 		}
 		q.gone++
+	}
+	return true
+}
+
+// goneTo reports whether name is known gone to c; hs.mu held.
+func (h *handoff) goneTo(c *framework.Client, name string) bool {
+	g := h.gone[name]
+	return g != nil && (g.to == nil || g.to == c)
+}
+
+// toldBefore reports whether every contender before index i of q, c's
+// reading, is known gone to c or one of the process's that hands off,
+// which tells its own going (5.): then no look-ahead is needed. q keeps
+// how far it has found them so.
+func (hs *handoffs) toldBefore(h *handoff, c *framework.Client, q *Queue, i int) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for q.told < i {
+		name := q.entries[q.told].name
+		if !h.isOurs(name) && !h.goneTo(c, name) {
+			return false
+		}
+		q.told++
 	}
 	return true
 }

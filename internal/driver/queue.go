@@ -12,7 +12,8 @@ import (
 // reading a queue of thousands make many of them).
 type Queue struct {
 	entries []entry
-	gone    int // how many of the first contenders are known gone (handoff; under known.mu)
+	gone    int // how many of the first contenders are known gone (handoff.go; under handoffs.mu)
+	told    int // how many of the first are known gone or the process's own (handoff.go, 5.; under handoffs.mu)
 }
 
 type entry struct{ seq, name string }

@@ -97,9 +97,9 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	// under go-zookeeper's request) stays under the 4 KB stack's limit.
 	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
 	if c.d.handoff && !o.Try {
-		r.ho, r.hoAt = known.join(c.d.client, c.d.path)
+		r.ho, r.hoAt = c.d.handoffs.join(c.d.path, c.name)
 	}
-	defer r.end()
+	defer r.end(c.d.handoffs)
 	for {
 		done, err := c.arm(ctx, &r)
 		if r.undo != nil && (!done || err != nil) {
@@ -200,10 +200,10 @@ type round struct {
 	keptPred  string
 }
 
-// end stops every watch the round still has.
-func (r *round) end() {
+// end stops every watch the round still has, and leaves hs.
+func (r *round) end(hs *handoffs) {
 	if r.ho != nil {
-		known.leave(r.ho, r.hoAt)
+		hs.leave(r.ho, r.hoAt)
 	}
 	for _, w := range [...]*framework.Watch{r.w, r.ahead, r.kept} {
 		if w != nil {
@@ -222,7 +222,7 @@ func (c *Contender) aheadFired(r *round, ev framework.Event) bool {
 		r.ahead = nil
 	}
 	if ev.Type == framework.EventNodeDeleted {
-		known.deleted(c.d.client, c.d.path, r.aheadName)
+		c.d.handoffs.deleted(c.d.client, c.d.path, r.aheadName)
 		if first, _ := c.predFirst(r); first {
 			return true
 		}
@@ -241,7 +241,7 @@ func (c *Contender) predFirst(r *round) (first bool, i int) {
 	if !ok {
 		return false, -1
 	}
-	return known.goneBefore(r.ho, r.q, i), i
+	return c.d.handoffs.goneBefore(r.ho, c.d.client, r.q, i), i
 }
 
 // arm reads the queue, decides, and sets the watch to wait on (r.w; nil:
@@ -346,13 +346,14 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		testHookWaiting(c)
 	}
 	r.pred = dec.Watch
-	if dec.Onward && len(o.With) == 0 {
+	if onward := dec.Onward && len(o.With) == 0; onward || r.ho != nil {
 		// Our node marked before pred is watched: a pred found gone by
-		// the watched read is then onward too (onward.go).
+		// the watched read is then onward too (onward.go), or handed off
+		// without an exists of our node (handoff.go, 4.).
 		if done, err := c.markOwn(ctx, r); done {
 			return true, err
 		}
-		r.onward = true
+		r.onward = onward
 	}
 	if r.kept != nil && r.keptPred == dec.Watch {
 		r.w, r.kept = r.kept, nil // its watch still waits
@@ -377,19 +378,16 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	return false, nil
 }
 
-// lookAhead readies the handoff of a waiter that watches pred (handoff.go,
-// 4. and 5.): it marks our node, if not yet, and while pred is not known
-// first it watches the contender right before pred, whose going is when
-// pred may come to hold. Its results are arm's. If that contender is gone
+// lookAhead readies the handoff of a waiter that watches pred, our node
+// marked (handoff.go, 5.): while pred is not known first it watches the
+// contender right before pred, whose going is when pred may come to hold, unless every contender before pred will tell its
+// going (the process's own). Its results are arm's. If that contender is gone
 // already and the process does not know pred first, it leaves r.w nil
 // (pred's watch kept in r.kept): read the queue again.
 func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err error) {
-	if done, err := c.markOwn(ctx, r); done {
-		return true, err
-	}
 	first, i := c.predFirst(r)
 	name := ""
-	if !first && i > 0 {
+	if !first && i > 0 && !c.d.handoffs.toldBefore(r.ho, c.d.client, r.q, i) {
 		name = r.q.Name(i - 1)
 	}
 	if r.ahead != nil && r.aheadName != name {
@@ -441,7 +439,7 @@ func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
 		c.onward(r)
 		return false, nil
 	}
-	known.deleted(c.d.client, c.d.path, r.pred)
+	c.d.handoffs.deleted(c.d.client, c.d.path, r.pred)
 	if first, _ := c.predFirst(r); !first {
 		return false, nil
 	}
