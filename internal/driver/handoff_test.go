@@ -91,6 +91,18 @@ func requests(px *zktest.Proxy) (reads, exists, getData int) {
 	return queueReads(px), px.Requests(zktest.OpExists), px.Requests(zktest.OpGetData)
 }
 
+// waitCounting starts w's wait with px's counts reset and returns once it
+// has parked, with what px forwarded until then (its counts reset again).
+func waitCounting(t *testing.T, ctx context.Context, pk *parks, px *zktest.Proxy, w *driver.Contender, what string) (done <-chan error, reads, exists, getData int) {
+	t.Helper()
+	px.ResetCounts()
+	done = waitOn(ctx, w)
+	pk.waitParked(t, w, 1, what)
+	reads, exists, getData = requests(px)
+	px.ResetCounts()
+	return done, reads, exists, getData
+}
+
 // awayWhile cuts c's connection through px (no new one until it is done),
 // waits until c knows itself disconnected, makes the changes of during,
 // then resets px's counts and lets c connect again (its session lives).
@@ -465,13 +477,10 @@ func TestHandoffAcrossClientsOfOneProcess(t *testing.T) {
 	xDone, yDone := waitOn(ctx, x), waitOn(ctx, y)
 	pk.waitParked(t, y, 1, "y waiting on x")
 	w := enqueueVia(t, ctx, px, path)
-	px.ResetCounts()
-	wDone := waitOn(ctx, w)
-	pk.waitParked(t, w, 1, "w waiting on y")
-	if reads, exists, getData := requests(px); reads != 1 || exists != 0 || getData != 2 {
+	wDone, reads, exists, getData := waitCounting(t, ctx, pk, px, w, "w waiting on y")
+	if reads != 1 || exists != 0 || getData != 2 {
 		t.Errorf("w's wait sent %d reads of the queue, %d exists, %d getData; want 1, 0, 2 (its mark and y's watch)", reads, exists, getData)
 	}
-	px.ResetCounts()
 	for _, step := range []struct {
 		gone *driver.Contender
 		next <-chan error
@@ -594,13 +603,10 @@ func TestHandoffLookAheadAlreadyGone(t *testing.T) {
 			})
 		}
 	}))
-	px.ResetCounts()
-	wDone := waitOn(ctx, w)
-	pk.waitParked(t, w, 1, "w waiting on y, looking ahead at the holder")
-	if reads, exists, getData := requests(px); reads != 2 || exists != 0 || getData != 4 {
+	wDone, reads, exists, getData := waitCounting(t, ctx, pk, px, w, "w waiting on y, looking ahead at the holder")
+	if reads != 2 || exists != 0 || getData != 4 {
 		t.Errorf("w sent %d reads of the queue, %d exists, %d getData; want 2, 0, 4 (y, its own mark, x gone, the holder)", reads, exists, getData)
 	}
-	px.ResetCounts()
 	if err := holder.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
