@@ -106,8 +106,8 @@ func (d *Driver) JoinHandoff() (leave func()) {
 	return func() { d.handoffs.leave(h, at) }
 }
 
-// KnowsGone reports whether the process knows the contender name of d's
-// client and path gone.
+// KnowsGone reports whether d's process knows the contender name of d's
+// path gone to d's client.
 func (d *Driver) KnowsGone(name string) bool {
 	d.handoffs.mu.Lock()
 	defer d.handoffs.mu.Unlock()

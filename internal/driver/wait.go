@@ -380,8 +380,9 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 
 // lookAhead readies the handoff of a waiter that watches pred, our node
 // marked (handoff.go, 5.): while pred is not known first it watches the
-// contender right before pred, whose going is when pred may come to hold, unless every contender before pred will tell its
-// going (the process's own). Its results are arm's. If that contender is gone
+// contender right before pred, whose going is when pred may come to hold,
+// unless every contender before pred is known gone or will tell its going
+// (the process's own). Its results are arm's. If that contender is gone
 // already and the process does not know pred first, it leaves r.w nil
 // (pred's watch kept in r.kept): read the queue again.
 func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err error) {
