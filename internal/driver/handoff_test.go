@@ -557,6 +557,39 @@ func TestHandoffOwnNames(t *testing.T) {
 	}
 }
 
+// No herd between processes either (handoff.go, 5.): with each contender
+// another process's, each waiter watches its predecessor, the one before
+// it (but the first waiter, whose predecessor is first) and its own node,
+// so no node is watched by more than three sessions.
+func TestHandoffNoHerdAcrossProcesses(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/handoff")
+	pk := countParks(t)
+	const waiters = 10
+	cs := make([]*driver.Contender, waiters+1) // cs[0] holds
+	for i := range cs {
+		d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+		d.OtherProcess()
+		c, err := d.Enqueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Delete(context.Background()) })
+		cs[i] = c
+	}
+	for i, w := range cs[1:] {
+		waitOn(ctx, w)
+		pk.waitParked(t, w, 1, fmt.Sprintf("waiter %d parked", i))
+	}
+	nodes, all, most := 0, 0, 0
+	for _, sessions := range testenv.WatchedUnder(t, testenv.Shared(), path) {
+		nodes, all, most = nodes+1, all+sessions, max(most, sessions)
+	}
+	if nodes != waiters+1 || all != 3*waiters-1 || most > 3 {
+		t.Errorf("%d nodes watched, %d watches, at most %d on one; want %d, %d, 3", nodes, all, most, waiters+1, 3*waiters-1)
+	}
+}
+
 // A mark claims one connection's order only (handoff.go, 4.): on a new
 // connection the server replays the events of what changed meanwhile in
 // no such order. A waiter whose predecessor went while it was
