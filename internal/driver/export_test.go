@@ -102,7 +102,7 @@ func SetGoneMin(n int) (restore func()) {
 // handoff, as another waiter of the process would be, so that what the
 // process knows is kept; the returned func leaves.
 func (d *Driver) JoinHandoff() (leave func()) {
-	h, at := d.handoffs.join(d.path)
+	h, at := d.handoffs.join(d.path, "")
 	return func() { d.handoffs.leave(h, at) }
 }
 
@@ -123,24 +123,3 @@ func (d *Driver) OtherProcess() { d.handoffs = newHandoffs() }
 // SawGone tells what d's process knows of its path that d's client saw
 // the contender name go, as a waiter's watch does.
 func (d *Driver) SawGone(name string) { d.handoffs.deleted(d.client, d.path, name) }
-
-// IsOurs reports whether d's process counts the contender name its own
-// (handoffs.ours).
-func (d *Driver) IsOurs(name string) bool {
-	d.handoffs.mu.Lock()
-	defer d.handoffs.mu.Unlock()
-	return d.handoffs.ours.has(name)
-}
-
-// OursMax is how many of its own contender names a process keeps.
-const OursMax = oursMax
-
-// KeepOwnNames adds names, in order, to an empty set of own names and
-// reports which it keeps.
-func KeepOwnNames(names []string) (kept func(name string) bool) {
-	var o ownNames
-	for _, n := range names {
-		o.add(n)
-	}
-	return o.has
-}

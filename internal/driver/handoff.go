@@ -59,7 +59,7 @@ import (
 //     at most two contenders and its own node, and each contender is
 //     watched by at most two waiters: no herd. No look-ahead when every
 //     contender before our predecessor is known gone or one of this
-//     process's that hands off (handoffs.ours): each of those
+//     process's that hands off (the "ours" of its path): each of those
 //     tells its own going when its delete succeeds (3.), so a queue of one
 //     process's contenders, however many sessions they have, watches one
 //     contender and its own node per waiter. One whose going is not told
@@ -82,12 +82,11 @@ func handoffSafe(pred Predicate, names []string) bool {
 }
 
 // handoffs is what the process knows of deleted contenders, per path,
-// while anyone waits or creates there; how many create there, and which
-// clients' creates read the parent for a mark; and its own contenders.
+// while anyone waits or creates there; its own contenders there; how many
+// create there, and which clients' creates read the parent for a mark.
 type handoffs struct {
 	mu   sync.Mutex
 	keys map[string]*handoff
-	ours ownNames // the process's contenders that hand off (5.)
 }
 
 // process is this process's (every Driver's but a test's: OtherProcess).
@@ -104,6 +103,8 @@ type handoff struct {
 	order    []string             // gone's names, oldest first
 	dropped  int                  // names dropped from order's front so far: order[i] is name number dropped+i
 	joins    []joinAt             // when the waiters still there joined, oldest first
+	ours     map[string]struct{}  // the process's contenders that hand off there (5.)
+	lone     string               // or the first of them, while it is the only one
 }
 
 // goneName is a name known gone to the client that saw it go, or to
@@ -113,42 +114,10 @@ type goneName struct{ to *framework.Client }
 // everyone is the goneName of every protected name.
 var everyone = &goneName{}
 
-// ownNames is the newest oursMax names the process made for contenders
-// that hand off, less those whose going it was told. Names are unique, so
-// one set serves every path and client. It is bounded, not tied to a
-// path's entry: a contender made and held alone is still known when
-// waiters come (an entry goes when nobody waits), and a name whose going
-// is never told (its delete left to the background, its session lost)
-// goes with age. Forgetting one costs a look-ahead.
-type ownNames struct {
-	set  map[string]struct{}
-	ring []string // the names added, in order, once full from next on
-	next int
-}
-
+// oursMax bounds an entry's ours: a name whose going is never told (its
+// delete left to the background) stays until its entry goes, which a path
+// contended without pause never does. Forgetting ours costs look-aheads.
 const oursMax = 4096
-
-func (o *ownNames) add(name string) {
-	if o.set == nil {
-		o.set = map[string]struct{}{}
-	}
-	if _, ok := o.set[name]; ok {
-		return
-	}
-	o.set[name] = struct{}{}
-	if len(o.ring) < oursMax {
-		o.ring = append(o.ring, name) // grown as names come: a process that locks rarely keeps few
-		return
-	}
-	delete(o.set, o.ring[o.next])
-	o.ring[o.next] = name
-	o.next = (o.next + 1) % oursMax
-}
-
-func (o *ownNames) has(name string) bool {
-	_, ok := o.set[name]
-	return ok
-}
 
 // joinAt counts the waiters that joined when the next gone name would be
 // number at.
@@ -193,13 +162,44 @@ func (hs *handoffs) drop(h *handoff) {
 	}
 }
 
-// join registers a waiter on path, as of the next gone name (at); leave
-// it, with at, when done.
-func (hs *handoffs) join(path string) (h *handoff, at int) {
+// addOurs registers the process's contender name on h; hs.mu held. The
+// first stays apart (lone) until a second comes: a map for one would cost
+// every uncontended acquisition an allocation, for nobody to ask.
+func (h *handoff) addOurs(name string) {
+	switch {
+	case name == "":
+		return
+	case h.ours == nil && h.lone == "":
+		h.lone = name
+		return
+	case h.ours == nil || len(h.ours) >= oursMax:
+		h.ours = map[string]struct{}{}
+	}
+	if h.lone != "" {
+		h.ours[h.lone] = struct{}{}
+		h.lone = ""
+	}
+	h.ours[name] = struct{}{}
+}
+
+// isOurs reports whether name is the process's contender (addOurs); hs.mu
+// held.
+func (h *handoff) isOurs(name string) bool {
+	if name == h.lone {
+		return name != ""
+	}
+	_, ok := h.ours[name]
+	return ok
+}
+
+// join registers the waiter of contender name on path, as of the next gone
+// name (at); leave it, with at, when done.
+func (hs *handoffs) join(path, name string) (h *handoff, at int) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h = hs.get(path)
 	h.users++
+	h.addOurs(name)
 	at = h.dropped + len(h.order)
 	if k := len(h.joins); k > 0 && h.joins[k-1].at == at {
 		h.joins[k-1].n++
@@ -241,7 +241,10 @@ func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *
 }
 
 // created ends a create of c registered by create; mark as create said.
-// ours: the name made, of a contender that hands off ("" if none).
+// ours: the name made, of a contender that hands off ("" if none). The
+// process's own are known while its entry lasts: a contender made alone,
+// held with no waiter of the process there, is forgotten (the next waiters
+// look ahead at it).
 func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -249,9 +252,7 @@ func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours str
 	if mark {
 		h.marking = slices.DeleteFunc(h.marking, func(m *framework.Client) bool { return m == c })
 	}
-	if ours != "" {
-		hs.ours.add(ours)
-	}
+	h.addOurs(ours)
 	hs.drop(h)
 }
 
@@ -260,11 +261,14 @@ func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours str
 func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	delete(hs.ours.set, name)
 	h := hs.keys[path]
 	if h == nil {
 		return
 	}
+	if h.lone == name {
+		h.lone = ""
+	}
+	delete(h.ours, name)
 	if _, ok := h.gone[name]; ok {
 		return // known already (a name not protected perhaps to another client alone: c's waiters then read again)
 	}
@@ -320,7 +324,7 @@ func (hs *handoffs) toldBefore(h *handoff, c *framework.Client, q *Queue, i int)
 	defer hs.mu.Unlock()
 	for q.told < i {
 		name := q.entries[q.told].name
-		if !hs.ours.has(name) && !h.goneTo(c, name) {
+		if !h.isOurs(name) && !h.goneTo(c, name) {
 			return false
 		}
 		q.told++

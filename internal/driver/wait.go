@@ -97,7 +97,7 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	// under go-zookeeper's request) stays under the 4 KB stack's limit.
 	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
 	if c.d.handoff && !o.Try {
-		r.ho, r.hoAt = c.d.handoffs.join(c.d.path)
+		r.ho, r.hoAt = c.d.handoffs.join(c.d.path, c.name)
 	}
 	defer r.end(c.d.handoffs)
 	for {

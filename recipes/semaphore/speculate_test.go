@@ -61,15 +61,14 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	cb := testenv.Client(t, testenv.Shared().ConnectString())
 	b := acquire(ctx, newSem(t, cb, path, 1)) // queued behind P
 	// The lock nodes' watches (driver/handoff.go): A's by P (its
-	// predecessor), P's by B and by P (its own mark), B's by B (its own
-	// mark, set before its watch on P). No look-ahead: A and P are this
-	// process's, and tell their own going.
+	// predecessor) and B (looking ahead), P's by B and by P (its own
+	// mark), B's by B; B sets its watch on P before the others.
 	testenv.WaitFor(t, testenv.WaitShort, "B queued, watching P", func() bool {
 		var by [3]int
 		for _, sessions := range testenv.WatchedUnder(t, testenv.Shared(), path+"/locks") {
 			by[min(sessions, 2)]++
 		}
-		return locks() == 3 && by[1] == 2 && by[2] == 1
+		return locks() == 3 && by[1] == 1 && by[2] == 2
 	})
 
 	cancelP() // P gives up: B is woken, speculates, and finds A still ahead
