@@ -27,12 +27,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
@@ -178,6 +180,10 @@ type faultScene struct {
 	rep     *report
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
+
+	stop  chan struct{}  // closed by finish
+	wg    sync.WaitGroup // the workers
+	final atomic.Int32   // workers that held once stop was closed
 }
 
 func newFaultScene(t *testing.T, clients int) *faultScene {
@@ -201,6 +207,65 @@ func (s *faultScene) gaveUp(t *testing.T, who string, err error) bool {
 		t.Errorf("%s never acquired again: %v", who, err)
 	}
 	return true
+}
+
+// work starts one worker per client, i and named "client-i", which runs
+// rounds (one acquisition each) until finish: a round reports whether it
+// held (for the mutex, passed the fence) and whether the worker gave up
+// (gaveUp: the worker returns). A worker that holds once stop is closed
+// is counted final, and returns. Should the test end early, the workers
+// stop before their clients close and before the test is over.
+func (s *faultScene) work(t *testing.T, round func(i int, name string) (held, gaveUp bool)) {
+	s.stop = make(chan struct{})
+	for i := range s.clients {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			name := fmt.Sprintf("client-%d", i)
+			for {
+				stopped := false
+				select {
+				case <-s.stop:
+					stopped = true
+				default:
+				}
+				held, gaveUp := round(i, name)
+				switch {
+				case gaveUp:
+					return
+				case stopped && held:
+					s.final.Add(1)
+					return
+				}
+			}
+		}()
+	}
+	t.Cleanup(func() { s.cancel(errTestOver); s.wg.Wait() })
+}
+
+// finish ends work once the faults are over: every worker holds once
+// more (a divergence of the last fault's is resynced under paths, as
+// during the cycle), then returns.
+func (s *faultScene) finish(t *testing.T, paths ...string) {
+	close(s.stop)
+	n := func() int { return int(s.final.Load()) }
+	awaitProgress(t, s.cl, s.rep, "after the faults", func() bool { return n() == len(s.clients) }, paths)
+	s.wg.Wait()
+	if n() != len(s.clients) {
+		t.Errorf("%d of %d workers held after the faults stopped", n(), len(s.clients))
+	}
+}
+
+// released applies the release rule: nil, or a loss the holder was told
+// of; nothing else under any fault.
+func (s *faultScene) released(t *testing.T, who string, err error) {
+	if err == nil {
+		return
+	}
+	if !errors.Is(err, curator.ErrLockLost) {
+		t.Errorf("%s release: %v, want nil or ErrLockLost", who, err)
+	}
+	s.rep.add("%s release after a loss: %v", who, err)
 }
 
 // report collects the figures of a run for the log and the closing note.

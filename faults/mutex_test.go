@@ -7,13 +7,11 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
@@ -202,75 +200,33 @@ func TestFaultsMutex(t *testing.T) {
 	const path = "/faults/mutex"
 	fence := zktest.NewFence()
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var finalMu sync.Mutex
-	final := 0
+	mutexes := make([]*locks.Mutex, len(clients))
 	for i, c := range clients {
 		m, err := locks.NewMutex(c.Client, path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := fmt.Sprintf("client-%d", i)
-			stopped := false
-			for {
-				select {
-				case <-stop:
-					stopped = true
-				default:
-				}
-				hctx, err := m.Acquire(ctx)
-				if err != nil {
-					if s.gaveUp(t, name, err) {
-						return
-					}
-					continue
-				}
-				entered := false
-				if tok, err := m.FencingToken(hctx); err == nil {
-					if exit, ok := fence.Enter(name, tok, m.Lost()); ok {
-						time.Sleep(2 * time.Millisecond)
-						exit()
-						entered = true
-					}
-				}
-				// The release rule: nil, or a loss the holder was told of;
-				// nothing else under any fault.
-				if err := m.Unlock(ctx); err != nil {
-					if !errors.Is(err, curator.ErrLockLost) {
-						t.Errorf("%s unlock: %v, want nil or ErrLockLost", name, err)
-					}
-					rep.add("%s unlock after a loss: %v", name, err)
-				}
-				if stopped && entered {
-					finalMu.Lock()
-					final++
-					finalMu.Unlock()
-					return
-				}
-			}
-		}()
+		mutexes[i] = m
 	}
-	// After the clients: should the test end early, the contenders stop
-	// before their clients close and before the test is over.
-	t.Cleanup(func() { s.cancel(errTestOver); wg.Wait() })
+	s.work(t, func(i int, name string) (held, gaveUp bool) {
+		m := mutexes[i]
+		hctx, err := m.Acquire(ctx)
+		if err != nil {
+			return false, s.gaveUp(t, name, err)
+		}
+		if tok, err := m.FencingToken(hctx); err == nil {
+			if exit, ok := fence.Enter(name, tok, m.Lost()); ok {
+				time.Sleep(2 * time.Millisecond)
+				exit()
+				held = true
+			}
+		}
+		s.released(t, name, m.Unlock(ctx))
+		return held, false
+	})
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return fence.Entries() >= 10 })
 	faults, start := faultCycles(ctx, t, cl, clients, fence.Entries, rep, path)
-	close(stop)
-	// Every contender acquires once more, now the faults have stopped (a
-	// divergence of the last fault's is resynced, as during the cycle).
-	awaitProgress(t, cl, rep, "after the faults", func() bool {
-		finalMu.Lock()
-		defer finalMu.Unlock()
-		return final == len(clients)
-	}, []string{path})
-	wg.Wait()
-	if final != len(clients) {
-		t.Errorf("%d of %d contenders acquired after the faults stopped", final, len(clients))
-	}
+	s.finish(t, path)
 	for _, v := range fence.Violations() {
 		t.Error(v)
 	}

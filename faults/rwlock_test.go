@@ -2,14 +2,12 @@ package faults_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/locks"
 )
@@ -40,89 +38,57 @@ func TestFaultsReadWriteLock(t *testing.T) {
 		}
 		return n
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var final atomic.Int32
+	rws := make([]*locks.ReadWriteLock, len(clients))
 	for i, c := range clients {
 		rw, err := locks.NewReadWriteLock(c.Client, path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := fmt.Sprintf("client-%d", i)
-			for n := 0; ; n++ {
-				stopped := false
-				select {
-				case <-stop:
-					stopped = true
-				default:
-				}
-				write := n%3 == i%3
-				var half interface {
-					Acquire(context.Context) (context.Context, error)
-					Unlock(context.Context) error
-				} = rw.Read()
-				held := readers
-				if write {
-					half, held = rw.Write(), writers
-				}
-				hctx, err := half.Acquire(ctx)
-				if err != nil {
-					if s.gaveUp(t, name, err) {
-						return
-					}
-					continue
-				}
-				mu.Lock()
-				if hctx.Err() == nil {
-					switch w, r := live(writers), live(readers); {
-					case write && w+r > 0:
-						violations = append(violations, fmt.Sprintf("%s: a write granted beside %d live writers and %d live readers", name, w, r))
-					case !write && w > 0:
-						violations = append(violations, fmt.Sprintf("%s: a read granted beside %d live writers", name, w))
-					}
-				}
-				held[hctx] = true
-				mu.Unlock()
-				grants.Add(1)
-				if write {
-					writes.Add(1)
-				}
-				time.Sleep(2 * time.Millisecond)
-				mu.Lock()
-				delete(held, hctx)
-				mu.Unlock()
-				// The release rule: nil, or a loss the holder was told of;
-				// nothing else under any fault.
-				if err := half.Unlock(ctx); err != nil {
-					if !errors.Is(err, curator.ErrLockLost) {
-						t.Errorf("%s unlock: %v, want nil or ErrLockLost", name, err)
-					}
-					rep.add("%s unlock after a loss: %v", name, err)
-				}
-				if stopped {
-					final.Add(1)
-					return
-				}
-			}
-		}()
+		rws[i] = rw
 	}
-	// After the clients: should the test end early, the workers stop
-	// before their clients close and before the test is over.
-	t.Cleanup(func() { s.cancel(errTestOver); wg.Wait() })
+	n := make([]int, len(rws)) // each worker's rounds so far, its own goroutine's alone
+	s.work(t, func(i int, name string) (held, gaveUp bool) {
+		rw := rws[i]
+		write := n[i]%3 == i%3
+		n[i]++
+		var half interface {
+			Acquire(context.Context) (context.Context, error)
+			Unlock(context.Context) error
+		} = rw.Read()
+		holders := readers
+		if write {
+			half, holders = rw.Write(), writers
+		}
+		hctx, err := half.Acquire(ctx)
+		if err != nil {
+			return false, s.gaveUp(t, name, err)
+		}
+		mu.Lock()
+		if hctx.Err() == nil {
+			switch w, r := live(writers), live(readers); {
+			case write && w+r > 0:
+				violations = append(violations, fmt.Sprintf("%s: a write granted beside %d live writers and %d live readers", name, w, r))
+			case !write && w > 0:
+				violations = append(violations, fmt.Sprintf("%s: a read granted beside %d live writers", name, w))
+			}
+		}
+		holders[hctx] = true
+		mu.Unlock()
+		grants.Add(1)
+		if write {
+			writes.Add(1)
+		}
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		delete(holders, hctx)
+		mu.Unlock()
+		s.released(t, name, half.Unlock(ctx))
+		return true, false
+	})
 	progress := func() int { return int(grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return writes.Load() >= 5 && progress() >= 20 })
 	faults, start := faultCycles(ctx, t, cl, clients, progress, rep, path)
-	close(stop)
-	// Every worker acquires once more, now the faults have stopped (a
-	// divergence of the last fault's is resynced, as during the cycle).
-	awaitProgress(t, cl, rep, "after the faults", func() bool { return int(final.Load()) == len(clients) }, []string{path})
-	wg.Wait()
-	if int(final.Load()) != len(clients) {
-		t.Errorf("%d of %d workers acquired after the faults stopped", final.Load(), len(clients))
-	}
+	s.finish(t, path)
 	for _, v := range violations {
 		t.Error(v)
 	}

@@ -1,13 +1,11 @@
 package faults_test
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
@@ -35,76 +33,41 @@ func TestFaultsSemaphore(t *testing.T) {
 		}
 		return n
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var final atomic.Int32
-	for _, c := range clients {
+	sems := make([]*semaphore.Semaphore, len(clients))
+	for i, c := range clients {
 		sem, err := semaphore.New(c.Client, path, max)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				stopped := false
-				select {
-				case <-stop:
-					stopped = true
-				default:
-				}
-				l, err := sem.Acquire(ctx)
-				if err != nil {
-					if s.gaveUp(t, "an acquirer", err) {
-						return
-					}
-					continue
-				}
-				mu.Lock()
-				select {
-				case <-l.Lost():
-				default:
-					if n := live(); n >= max {
-						violations = append(violations, "a fourth live lease was granted")
-					}
-				}
-				active[l] = true
-				mu.Unlock()
-				grants.Add(1)
-				time.Sleep(2 * time.Millisecond)
-				mu.Lock()
-				delete(active, l)
-				mu.Unlock()
-				// The release rule: nil, or a loss the holder was told of;
-				// nothing else under any fault.
-				if err := l.Release(ctx); err != nil {
-					if !errors.Is(err, curator.ErrLockLost) {
-						t.Errorf("release: %v, want nil or ErrLockLost", err)
-					}
-					rep.add("release after a loss: %v", err)
-				}
-				if stopped {
-					final.Add(1)
-					return
-				}
-			}
-		}()
+		sems[i] = sem
 	}
-	// After the clients: should the test end early, the acquirers stop
-	// before their clients close and before the test is over.
-	t.Cleanup(func() { s.cancel(errTestOver); wg.Wait() })
+	s.work(t, func(i int, name string) (held, gaveUp bool) {
+		l, err := sems[i].Acquire(ctx)
+		if err != nil {
+			return false, s.gaveUp(t, name, err)
+		}
+		mu.Lock()
+		select {
+		case <-l.Lost():
+		default:
+			if n := live(); n >= max {
+				violations = append(violations, "a fourth live lease was granted")
+			}
+		}
+		active[l] = true
+		mu.Unlock()
+		grants.Add(1)
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		delete(active, l)
+		mu.Unlock()
+		s.released(t, name, l.Release(ctx))
+		return true, false
+	})
 	progress := func() int { return int(grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
 	faults, start := faultCycles(ctx, t, cl, clients, progress, rep, path+"/locks", path+"/leases")
-	close(stop)
-	// Every acquirer acquires once more, now the faults have stopped (a
-	// divergence of the last fault's is resynced, as during the cycle).
-	awaitProgress(t, cl, rep, "after the faults", func() bool { return int(final.Load()) == len(clients) },
-		[]string{path + "/locks", path + "/leases"})
-	wg.Wait()
-	if int(final.Load()) != len(clients) {
-		t.Errorf("%d of %d acquirers got a lease after the faults stopped", final.Load(), len(clients))
-	}
+	s.finish(t, path+"/locks", path+"/leases")
 	for _, v := range violations {
 		t.Error(v)
 	}
