@@ -394,6 +394,13 @@ func TestSemaphoreAfterLostServer(t *testing.T) {
 	if err := l.Release(ctx); !errors.Is(err, curator.ErrLockLost) {
 		t.Fatalf("release of a lease whose session was lost: %v", err)
 	}
+	// The client connects again in a session of its own time: an acquire
+	// sent before then waits one connection timeout (5 s here), and under
+	// the whole suite's load the server restarted and the reconnection
+	// once took longer (connection loss, not connected within the
+	// connection timeout). The acquisitions are what this test is about.
+	for testenv.Recv(t, states, testenv.WaitLong, "the client connected again") != framework.StateReconnected {
+	}
 	for i := 0; i < 5; i++ {
 		l, err := s.Acquire(ctx)
 		if err != nil {
