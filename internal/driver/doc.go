@@ -16,9 +16,10 @@
 // Two shortcuts of the mutex's queue (one contender name, first holds)
 // save requests no peer saves, each with its proof in its file: the
 // handoff (handoff.go), a waiter holding on its predecessor's deletion
-// with no request when it knows every contender before it gone (it also
-// watches the contender before its predecessor, and marks its own node,
-// to know that in time), and the gap rule (gap.go), a new contender
+// with no request when it knows every contender before it gone (it marks
+// its own node, and watches the contender before its predecessor unless
+// that one and all before it are its process's own, which tell their
+// going, to know that in time), and the gap rule (gap.go), a new contender
 // taking its first decision on the driver's last reading when its
 // sequence follows that reading's highest. One shortcut of the read
 // lock's: onward (onward.go), a reader whose writer goes deciding on the
