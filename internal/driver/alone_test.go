@@ -199,6 +199,45 @@ func TestConcurrentCreatesReadNoParent(t *testing.T) {
 	gone(t, s.ctx, held, ct)
 }
 
+// A create of another client in flight does not count: its reading could
+// not be shared, so a driver that does not hand off still lists the queue
+// behind its create, and decides with no read of its own (issue 16: the
+// read-write lock's readers on four sessions of one process each made a
+// read a round trip after their create, once the process's creates were
+// counted together; 2 round trips for a read, not 3).
+func TestCreatesOfOtherClientsDoNotCrowd(t *testing.T) {
+	s := newCreateScene(t, "/notcrowded")
+	newTwo := func(c *framework.Client) *driver.Driver {
+		d, err := driver.New(c, s.path, "lease-", driver.MaxLeases(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	done := s.holdCreate(newTwo(s.other), nil)
+	// The create is made and its reply held: a listing behind it is sent
+	// by then; a read of its own would wait for the reply.
+	held := s.px.HoldReply(zktest.OpCreate)
+	acquired := make(chan *driver.Contender, 1)
+	go func() {
+		ct, err := newTwo(s.c).Acquire(s.ctx, nil, &driver.WaitOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		acquired <- ct
+	}()
+	if err := held.Wait(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "the queue listed behind the create", func() bool { return queueReads(s.px) == 1 })
+	held.Release()
+	ct := testenv.Recv(t, acquired, testenv.WaitShort, "the acquisition")
+	if r, p := queueReads(s.px), s.parentReads(); r != 1 || p != 0 {
+		t.Errorf("an acquisition while another client's create is in flight: %d reads of the queue, %d parent stats; want 1 (its listing) and 0", r, p)
+	}
+	gone(t, s.ctx, done(), ct)
+}
+
 // One mark read at a time, not one create: a create while others are in
 // flight, none of them reading a mark, reads one (a path whose creates
 // overlap without pause would else never be marked again once a

@@ -189,7 +189,7 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 	// waiters queued at once would each make one (and a goroutine to send
 	// it). Those behind take the mark, once set, at their first reading
 	// of the queue (Contender.arm).
-	h, marking, crowded := d.handoffs.create(d.client, d.path, d.handoff && !gap && !mark.Intact())
+	h, marking, crowded, sibling := d.handoffs.create(d.client, d.path, d.handoff && !gap && !mark.Intact())
 	parent := parentNone
 	switch {
 	case gap:
@@ -201,20 +201,22 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 		// A node in a place of its own (EnqueueAs, the only non-sequential
 		// contender: the downgrade's read node) holds without a decision:
 		// nothing would use the read.
-	case crowded:
-		// Not when another contender of the process is there (creating,
-		// or waiting to hand off): then ours is unlikely to be alone, and
-		// reading the queue is shared (a thousand readers of a read-write
-		// lock queued at once would each make one read, and a goroutine
-		// to send it).
-	case !d.handoff && !d.watchesAll:
+	case !d.handoff && !d.watchesAll && !sibling:
 		// The queue itself, in the same round trip: the first decision
 		// needs no read of its own (the read-write lock's: 2 round trips
 		// for a read, not 3). Not for a handing-off waiter, whose reading
 		// must be made under a mark (gap.go, 5.), nor for one that decides
 		// on watched reads (the semaphore's lease wait), which the count
-		// alone decides when it holds at once.
+		// alone decides when it holds at once; nor while another create
+		// of the same client is in flight there: a reading of the queue is
+		// shared then (a thousand readers of a read-write lock queued at
+		// once would each make one, of a thousand names). Creates of other
+		// clients do not count: no read is shared between clients, so
+		// each would make its own reading anyway, a round trip later.
 		parent = parentList
+	case crowded:
+		// Not when another contender of the process is there (creating,
+		// or waiting to hand off): then ours is unlikely to be alone.
 	case !d.busy.Load():
 		// The parent's stat, in the same round trip: a node that is its
 		// path's only child decides without reading the queue (Wait).

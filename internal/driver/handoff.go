@@ -98,6 +98,8 @@ type handoff struct {
 	path     string
 	users    int                  // waiters
 	creating int                  // contenders' creates in flight
+	creators []creator            // the same, per client
+	inline   [1]creator           // creators' first: an uncontended create allocates no slice
 	marking  []*framework.Client  // clients one of whose creates reads the parent for a mark
 	gone     map[string]*goneName // known gone (3.)
 	order    []string             // gone's names, oldest first
@@ -105,6 +107,12 @@ type handoff struct {
 	joins    []joinAt             // when the waiters still there joined, oldest first
 	ours     map[string]struct{}  // the process's contenders that hand off there (5.)
 	lone     string               // or the first of them, while it is the only one
+}
+
+// creator counts one client's creates in flight on a path.
+type creator struct {
+	c *framework.Client
+	n int
 }
 
 // goneName is a name known gone to the client that saw it go, or to
@@ -150,6 +158,7 @@ func (hs *handoffs) get(path string) *handoff {
 	h := hs.keys[path]
 	if h == nil {
 		h = &handoff{path: path}
+		h.creators = h.inline[:0]
 		hs.keys[path] = h
 	}
 	return h
@@ -227,17 +236,24 @@ func (hs *handoffs) leave(h *handoff, at int) {
 // read the parent for a mark; mark: it may, no other create of the client
 // there is reading one (one at a time). crowded: another create of the
 // process is in flight there, or a waiter that hands off waits (then the
-// new contender is not alone).
-func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *handoff, mark, crowded bool) {
+// new contender is not alone). sibling: another create of the same client
+// is in flight there (then a reading may be shared: shared.go).
+func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *handoff, mark, crowded, sibling bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h = hs.get(path)
 	crowded = h.creating > 0 || h.users > 0
 	h.creating++
+	i := slices.IndexFunc(h.creators, func(k creator) bool { return k.c == c })
+	if i < 0 {
+		i, h.creators = len(h.creators), append(h.creators, creator{c: c})
+	}
+	sibling = h.creators[i].n > 0
+	h.creators[i].n++
 	if wantMark && !slices.Contains(h.marking, c) {
 		h.marking, mark = append(h.marking, c), true
 	}
-	return h, mark, crowded
+	return h, mark, crowded, sibling
 }
 
 // created ends a create of c registered by create; mark as create said.
@@ -249,6 +265,11 @@ func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours str
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h.creating--
+	if i := slices.IndexFunc(h.creators, func(k creator) bool { return k.c == c }); i >= 0 {
+		if h.creators[i].n--; h.creators[i].n == 0 {
+			h.creators = slices.Delete(h.creators, i, i+1)
+		}
+	}
 	if mark {
 		h.marking = slices.DeleteFunc(h.marking, func(m *framework.Client) bool { return m == c })
 	}
