@@ -176,14 +176,7 @@ func TestConcurrentCreatesMarkOnce(t *testing.T) {
 // flight on the path asks for no parent stat; one alone does.
 func TestConcurrentCreatesReadNoParent(t *testing.T) {
 	s := newCreateScene(t, "/noparent")
-	newTwo := func() *driver.Driver {
-		d, err := driver.New(s.c, s.path, "lease-", driver.MaxLeases(2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	first, second := newTwo(), newTwo()
+	first, second := s.twoLeases(s.c), s.twoLeases(s.c)
 	done := s.holdCreate(first, nil)
 	ct, err := second.Enqueue(s.ctx, nil)
 	if err != nil {
@@ -207,31 +200,29 @@ func TestConcurrentCreatesReadNoParent(t *testing.T) {
 // counted together; 2 round trips for a read, not 3).
 func TestCreatesOfOtherClientsDoNotCrowd(t *testing.T) {
 	s := newCreateScene(t, "/notcrowded")
-	newTwo := func(c *framework.Client) *driver.Driver {
-		d, err := driver.New(c, s.path, "lease-", driver.MaxLeases(2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	done := s.holdCreate(newTwo(s.other), nil)
+	done := s.holdCreate(s.twoLeases(s.other), nil)
 	// The create is made and its reply held: a listing behind it is sent
 	// by then; a read of its own would wait for the reply.
 	held := s.px.HoldReply(zktest.OpCreate)
-	acquired := make(chan *driver.Contender, 1)
+	type result struct {
+		c   *driver.Contender
+		err error
+	}
+	acquired, d := make(chan result, 1), s.twoLeases(s.c)
 	go func() {
-		ct, err := newTwo(s.c).Acquire(s.ctx, nil, &driver.WaitOptions{})
-		if err != nil {
-			t.Error(err)
-		}
-		acquired <- ct
+		ct, err := d.Acquire(s.ctx, nil, &driver.WaitOptions{})
+		acquired <- result{ct, err}
 	}()
 	if err := held.Wait(s.ctx); err != nil {
 		t.Fatal(err)
 	}
 	testenv.WaitFor(t, testenv.WaitShort, "the queue listed behind the create", func() bool { return queueReads(s.px) == 1 })
 	held.Release()
-	ct := testenv.Recv(t, acquired, testenv.WaitShort, "the acquisition")
+	r := testenv.Recv(t, acquired, testenv.WaitShort, "the acquisition")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	ct := r.c
 	if r, p := queueReads(s.px), s.parentReads(); r != 1 || p != 0 {
 		t.Errorf("an acquisition while another client's create is in flight: %d reads of the queue, %d parent stats; want 1 (its listing) and 0", r, p)
 	}
@@ -244,11 +235,7 @@ func TestCreatesOfOtherClientsDoNotCrowd(t *testing.T) {
 // reconnection spent its mark). It reads no parent stat (not alone).
 func TestMarkReadWhileOthersCreate(t *testing.T) {
 	s := newCreateScene(t, "/markcrowd")
-	two, err := driver.New(s.c, s.path, "lease-", driver.MaxLeases(2)) // reads no mark
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := s.holdCreate(two, nil)
+	done := s.holdCreate(s.twoLeases(s.c), nil) // reads no mark
 	ct, err := newDriver(t, s.c, s.path).Enqueue(s.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -279,6 +266,16 @@ func newCreateScene(t *testing.T, root string) *createScene {
 		ctx: testenv.Ctx(t, testenv.WaitShort), path: testenv.Path(t, root)}
 	persistentPath(t, s.other, s.path)
 	return s
+}
+
+// twoLeases returns a driver of c on the scene's path that does not hand
+// off: two holders, "lease-" nodes.
+func (s *createScene) twoLeases(c *framework.Client) *driver.Driver {
+	d, err := driver.New(c, s.path, "lease-", driver.MaxLeases(2))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return d
 }
 
 // parentReads counts the reads a create may send behind it.

@@ -97,9 +97,8 @@ func newHandoffs() *handoffs { return &handoffs{keys: map[string]*handoff{}} }
 type handoff struct {
 	path     string
 	users    int                  // waiters
-	creating int                  // contenders' creates in flight
-	creators []creator            // the same, per client
-	inline   [1]creator           // creators' first: an uncontended create allocates no slice
+	creating []creator            // contenders' creates in flight, per client (none with n 0)
+	inline   [1]creator           // creating's first: an uncontended create allocates no slice
 	marking  []*framework.Client  // clients one of whose creates reads the parent for a mark
 	gone     map[string]*goneName // known gone (3.)
 	order    []string             // gone's names, oldest first
@@ -113,6 +112,12 @@ type handoff struct {
 type creator struct {
 	c *framework.Client
 	n int
+}
+
+// creatorOf returns the index of c's count in h.creating, -1 if none; hs.mu
+// held.
+func (h *handoff) creatorOf(c *framework.Client) int {
+	return slices.IndexFunc(h.creating, func(k creator) bool { return k.c == c })
 }
 
 // goneName is a name known gone to the client that saw it go, or to
@@ -158,7 +163,7 @@ func (hs *handoffs) get(path string) *handoff {
 	h := hs.keys[path]
 	if h == nil {
 		h = &handoff{path: path}
-		h.creators = h.inline[:0]
+		h.creating = h.inline[:0]
 		hs.keys[path] = h
 	}
 	return h
@@ -166,7 +171,7 @@ func (hs *handoffs) get(path string) *handoff {
 
 // drop forgets h once nobody waits or creates there; hs.mu held.
 func (hs *handoffs) drop(h *handoff) {
-	if h.users == 0 && h.creating == 0 {
+	if h.users == 0 && len(h.creating) == 0 {
 		delete(hs.keys, h.path)
 	}
 }
@@ -242,14 +247,13 @@ func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h = hs.get(path)
-	crowded = h.creating > 0 || h.users > 0
-	h.creating++
-	i := slices.IndexFunc(h.creators, func(k creator) bool { return k.c == c })
+	crowded = len(h.creating) > 0 || h.users > 0
+	i := h.creatorOf(c)
 	if i < 0 {
-		i, h.creators = len(h.creators), append(h.creators, creator{c: c})
+		i, h.creating = len(h.creating), append(h.creating, creator{c: c})
 	}
-	sibling = h.creators[i].n > 0
-	h.creators[i].n++
+	sibling = h.creating[i].n > 0
+	h.creating[i].n++
 	if wantMark && !slices.Contains(h.marking, c) {
 		h.marking, mark = append(h.marking, c), true
 	}
@@ -264,10 +268,9 @@ func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *
 func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h.creating--
-	if i := slices.IndexFunc(h.creators, func(k creator) bool { return k.c == c }); i >= 0 {
-		if h.creators[i].n--; h.creators[i].n == 0 {
-			h.creators = slices.Delete(h.creators, i, i+1)
+	if i := h.creatorOf(c); i >= 0 {
+		if h.creating[i].n--; h.creating[i].n == 0 {
+			h.creating = slices.Delete(h.creating, i, i+1)
 		}
 	}
 	if mark {
