@@ -184,6 +184,10 @@ type faultScene struct {
 	stop  chan struct{}  // closed by finish
 	wg    sync.WaitGroup // the workers
 	final atomic.Int32   // workers that held once stop was closed
+
+	mu         sync.Mutex   // hold's enter and leave
+	grants     atomic.Int64 // holdings so far (hold)
+	violations []string     // what hold's enters reported; read once finish returned
 }
 
 func newFaultScene(t *testing.T, clients int) *faultScene {
@@ -254,6 +258,24 @@ func (s *faultScene) finish(t *testing.T, paths ...string) {
 	if n() != len(s.clients) {
 		t.Errorf("%d of %d workers held after the faults stopped", n(), len(s.clients))
 	}
+}
+
+// hold is one holding of a worker's round, once acquired: enter, under
+// the scene's lock, registers it and says what it broke ("" if nothing);
+// it is held 2 ms; leave, under the lock, forgets it; then release's error
+// goes through the release rule.
+func (s *faultScene) hold(t *testing.T, name string, enter func() (violation string), leave func(), release func(context.Context) error) {
+	s.mu.Lock()
+	if v := enter(); v != "" {
+		s.violations = append(s.violations, v)
+	}
+	s.mu.Unlock()
+	s.grants.Add(1)
+	time.Sleep(2 * time.Millisecond)
+	s.mu.Lock()
+	leave()
+	s.mu.Unlock()
+	s.released(t, name, release(s.ctx))
 }
 
 // released applies the release rule: nil, or a loss the holder was told

@@ -3,7 +3,6 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,11 +23,10 @@ func TestFaultsReadWriteLock(t *testing.T) {
 	cl, admin, clients, rep, ctx := s.cl, s.admin, s.clients, s.rep, s.ctx
 	const path = "/faults/rwlock"
 
-	// The holdings under way, by their held contexts (ended once lost).
-	var mu sync.Mutex
+	// The holdings under way, by their held contexts (ended once lost),
+	// under the scene's lock (hold).
 	readers, writers := map[context.Context]bool{}, map[context.Context]bool{}
-	var grants, writes atomic.Int64
-	var violations []string
+	var writes atomic.Int64
 	live := func(held map[context.Context]bool) int {
 		n := 0
 		for h := range held {
@@ -63,37 +61,32 @@ func TestFaultsReadWriteLock(t *testing.T) {
 		if err != nil {
 			return false, s.gaveUp(t, name, err)
 		}
-		mu.Lock()
-		if hctx.Err() == nil {
-			switch w, r := live(writers), live(readers); {
-			case write && w+r > 0:
-				violations = append(violations, fmt.Sprintf("%s: a write granted beside %d live writers and %d live readers", name, w, r))
-			case !write && w > 0:
-				violations = append(violations, fmt.Sprintf("%s: a read granted beside %d live writers", name, w))
+		s.hold(t, name, func() (v string) {
+			if hctx.Err() == nil {
+				switch w, r := live(writers), live(readers); {
+				case write && w+r > 0:
+					v = fmt.Sprintf("%s: a write granted beside %d live writers and %d live readers", name, w, r)
+				case !write && w > 0:
+					v = fmt.Sprintf("%s: a read granted beside %d live writers", name, w)
+				}
 			}
-		}
-		holders[hctx] = true
-		mu.Unlock()
-		grants.Add(1)
-		if write {
-			writes.Add(1)
-		}
-		time.Sleep(2 * time.Millisecond)
-		mu.Lock()
-		delete(holders, hctx)
-		mu.Unlock()
-		s.released(t, name, half.Unlock(ctx))
+			holders[hctx] = true
+			if write {
+				writes.Add(1)
+			}
+			return v
+		}, func() { delete(holders, hctx) }, half.Unlock)
 		return true, false
 	})
-	progress := func() int { return int(grants.Load()) }
+	progress := func() int { return int(s.grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return writes.Load() >= 5 && progress() >= 20 })
 	faults, start := faultCycles(ctx, t, cl, clients, progress, rep, path)
 	s.finish(t, path)
-	for _, v := range violations {
+	for _, v := range s.violations {
 		t.Error(v)
 	}
 	leftNothing(ctx, t, cl, admin, clients, path)
 	rep.add("read-write lock: %d faults injected in %v, %d grants (%d writes), %d violations",
-		faults, time.Since(start).Round(time.Second), grants.Load(), writes.Load(), len(violations))
+		faults, time.Since(start).Round(time.Second), s.grants.Load(), writes.Load(), len(s.violations))
 	rep.log(t)
 }

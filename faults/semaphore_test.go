@@ -1,8 +1,6 @@
 package faults_test
 
 import (
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,10 +16,7 @@ func TestFaultsSemaphore(t *testing.T) {
 	cl, admin, clients, rep, ctx := s.cl, s.admin, s.clients, s.rep, s.ctx
 	const path, max = "/faults/semaphore", 3
 
-	var mu sync.Mutex
-	active := map[*semaphore.Lease]bool{}
-	var grants atomic.Int64
-	var violations []string
+	active := map[*semaphore.Lease]bool{} // the leases under way, under the scene's lock (hold)
 	live := func() int {
 		n := 0
 		for l := range active {
@@ -46,33 +41,28 @@ func TestFaultsSemaphore(t *testing.T) {
 		if err != nil {
 			return false, s.gaveUp(t, name, err)
 		}
-		mu.Lock()
-		select {
-		case <-l.Lost():
-		default:
-			if n := live(); n >= max {
-				violations = append(violations, "a fourth live lease was granted")
+		s.hold(t, name, func() (v string) {
+			select {
+			case <-l.Lost():
+			default:
+				if n := live(); n >= max {
+					v = "a fourth live lease was granted"
+				}
 			}
-		}
-		active[l] = true
-		mu.Unlock()
-		grants.Add(1)
-		time.Sleep(2 * time.Millisecond)
-		mu.Lock()
-		delete(active, l)
-		mu.Unlock()
-		s.released(t, name, l.Release(ctx))
+			active[l] = true
+			return v
+		}, func() { delete(active, l) }, l.Release)
 		return true, false
 	})
-	progress := func() int { return int(grants.Load()) }
+	progress := func() int { return int(s.grants.Load()) }
 	testenv.WaitFor(t, time.Minute, "work before the faults", func() bool { return progress() >= 10 })
 	faults, start := faultCycles(ctx, t, cl, clients, progress, rep, path+"/locks", path+"/leases")
 	s.finish(t, path+"/locks", path+"/leases")
-	for _, v := range violations {
+	for _, v := range s.violations {
 		t.Error(v)
 	}
 	leftNothing(ctx, t, cl, admin, clients, path+"/leases", path+"/locks")
 	rep.add("semaphore(3): %d faults injected in %v, %d grants, %d violations",
-		faults, time.Since(start).Round(time.Second), grants.Load(), len(violations))
+		faults, time.Since(start).Round(time.Second), s.grants.Load(), len(s.violations))
 	rep.log(t)
 }
