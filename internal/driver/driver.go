@@ -277,15 +277,14 @@ var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
 //
 //go:noinline
 func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
-	if err != nil {
-		d.handoffs.created(h, d.client, marking, "")
-		return nil, err
-	}
 	ours := ""
-	if d.handoff {
+	if err == nil && d.handoff {
 		ours = framework.NodeName(n.Path)
 	}
 	d.handoffs.created(h, d.client, marking, ours)
+	if err != nil {
+		return nil, err
+	}
 	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
 	c.seq, _ = d.Sequence(c.name)
 	switch {

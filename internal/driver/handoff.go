@@ -83,7 +83,8 @@ func handoffSafe(pred Predicate, names []string) bool {
 
 // handoffs is what the process knows of deleted contenders, per path,
 // while anyone waits or creates there; its own contenders there; how many
-// create there, and which clients' creates read the parent for a mark.
+// of each client create there, and whether one of them reads the parent
+// for a mark.
 type handoffs struct {
 	mu   sync.Mutex
 	keys map[string]*handoff
@@ -99,7 +100,6 @@ type handoff struct {
 	users    int                  // waiters
 	creating []creator            // contenders' creates in flight, per client (none with n 0)
 	inline   [1]creator           // creating's first: an uncontended create allocates no slice
-	marking  []*framework.Client  // clients one of whose creates reads the parent for a mark
 	gone     map[string]*goneName // known gone (3.)
 	order    []string             // gone's names, oldest first
 	dropped  int                  // names dropped from order's front so far: order[i] is name number dropped+i
@@ -108,10 +108,12 @@ type handoff struct {
 	lone     string               // or the first of them, while it is the only one
 }
 
-// creator counts one client's creates in flight on a path.
+// creator counts one client's creates in flight on a path, and whether
+// one of them reads the parent for a mark.
 type creator struct {
-	c *framework.Client
-	n int
+	c       *framework.Client
+	n       int
+	marking bool
 }
 
 // creatorOf returns the index of c's count in h.creating, -1 if none; hs.mu
@@ -252,10 +254,11 @@ func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *
 	if i < 0 {
 		i, h.creating = len(h.creating), append(h.creating, creator{c: c})
 	}
-	sibling = h.creating[i].n > 0
-	h.creating[i].n++
-	if wantMark && !slices.Contains(h.marking, c) {
-		h.marking, mark = append(h.marking, c), true
+	k := &h.creating[i]
+	sibling = k.n > 0
+	k.n++
+	if wantMark && !k.marking {
+		k.marking, mark = true, true
 	}
 	return h, mark, crowded, sibling
 }
@@ -269,12 +272,13 @@ func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours str
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if i := h.creatorOf(c); i >= 0 {
-		if h.creating[i].n--; h.creating[i].n == 0 {
+		k := &h.creating[i]
+		if mark {
+			k.marking = false
+		}
+		if k.n--; k.n == 0 {
 			h.creating = slices.Delete(h.creating, i, i+1)
 		}
-	}
-	if mark {
-		h.marking = slices.DeleteFunc(h.marking, func(m *framework.Client) bool { return m == c })
 	}
 	h.addOurs(ours)
 	hs.drop(h)
@@ -322,13 +326,19 @@ func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 // that a thousand waiters of one reading check each name once between
 // them.
 func (hs *handoffs) goneBefore(h *handoff, c *framework.Client, q *Queue, i int) bool {
+	return hs.allBefore(q, i, &q.gone, func(name string) bool { return h.goneTo(c, name) })
+}
+
+// allBefore reports whether ok holds for every contender before index i
+// of q, from *from on, and moves *from (one of q's cursors) past those
+// found so.
+func (hs *handoffs) allBefore(q *Queue, i int, from *int, ok func(name string) bool) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	for q.gone < i {
-		if !h.goneTo(c, q.entries[q.gone].name) {
+	for ; *from < i; *from++ {
+		if !ok(q.entries[*from].name) {
 			return false
 		}
-		q.gone++
 	}
 	return true
 }
@@ -344,14 +354,5 @@ func (h *handoff) goneTo(c *framework.Client, name string) bool {
 // which tells its own going (5.): then no look-ahead is needed. q keeps
 // how far it has found them so.
 func (hs *handoffs) toldBefore(h *handoff, c *framework.Client, q *Queue, i int) bool {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	for q.told < i {
-		name := q.entries[q.told].name
-		if !h.isOurs(name) && !h.goneTo(c, name) {
-			return false
-		}
-		q.told++
-	}
-	return true
+	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.goneTo(c, name) })
 }

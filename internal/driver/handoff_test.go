@@ -375,15 +375,17 @@ func TestHandoffForgetsOldGoneNames(t *testing.T) {
 	}
 }
 
-// othersQueue queues three contenders on path, each on a client of its
-// own, in a process of its own (Driver.OtherProcess): the first
-// holds.
-func othersQueue(t *testing.T, ctx context.Context, path string) (holder, x, y *driver.Contender) {
+// threeQueued queues three contenders on path, each on a client of its
+// own, in this process or (others) each in a process of its own: the
+// first holds.
+func threeQueued(t *testing.T, ctx context.Context, path string, others bool) (holder, x, y *driver.Contender) {
 	t.Helper()
 	var cs [3]*driver.Contender
 	for i := range cs {
 		d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
-		d.OtherProcess()
+		if others {
+			d.OtherProcess()
+		}
 		ct, err := d.Enqueue(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -416,7 +418,7 @@ func TestHandoffAcrossProcessesReadsNothing(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
 	pk := countParks(t)
-	holder, x, y := othersQueue(t, ctx, path)
+	holder, x, y := threeQueued(t, ctx, path, true)
 	xDone, yDone := waitOn(ctx, x), waitOn(ctx, y)
 	w := enqueueVia(t, ctx, px, path)
 	wDone := waitOn(ctx, w)
@@ -465,15 +467,7 @@ func TestHandoffAcrossClientsOfOneProcess(t *testing.T) {
 	// without pause: the holder's create is then known the process's own
 	// (one made alone is not: handoffs.created).
 	defer newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).JoinHandoff()()
-	var cs [3]*driver.Contender
-	for i := range cs {
-		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs[i] = ct
-	}
-	holder, x, y := cs[0], cs[1], cs[2]
+	holder, x, y := threeQueued(t, ctx, path, false)
 	xDone, yDone := waitOn(ctx, x), waitOn(ctx, y)
 	pk.waitParked(t, y, 1, "y waiting on x")
 	w := enqueueVia(t, ctx, px, path)
@@ -589,7 +583,7 @@ func TestHandoffLookAheadAlreadyGone(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
 	pk := countParks(t)
-	holder, x, y := othersQueue(t, ctx, path)
+	holder, x, y := threeQueued(t, ctx, path, true)
 	yDone := waitOn(ctx, y)
 	pk.waitParked(t, y, 1, "y waiting on x")
 	w := enqueueVia(t, ctx, px, path)
