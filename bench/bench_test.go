@@ -74,7 +74,7 @@ func TestHarness(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore"} {
+	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore", "processes", "cpu processes"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q", want)
 		}

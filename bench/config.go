@@ -21,6 +21,7 @@ type config struct {
 	peers        []string
 	workloads    []string
 	ks           []int // sessions of contended, semaphore, rwlock
+	procs        []int // processes of the processes workload
 	ws           []int // waiters, every peer
 	wsGo         []int // waiters, the Go peers only (a JVM thread per waiter)
 	serverWarmup int   // acquisitions of each unreported run before round 1 (the server is a JVM too)
@@ -54,6 +55,8 @@ type config struct {
 	workload string
 	clients  int
 	root     string
+	gate     string // the processes workload's start gate (processes.go)
+	shared   string // and its shared holder counts
 }
 
 // defaultJavaOpts are fixed rather than the JVM's defaults, which size the
@@ -68,7 +71,7 @@ var minStall = 2 * max(connectWait, watchWait)
 
 var (
 	allPeers     = []string{"gocurator", "gozk", "curator"}
-	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "waiters", "cpu"}
+	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu"}
 )
 
 // presets: quick is about 3 minutes on 2 cores (its warm-ups too short for
@@ -76,9 +79,9 @@ var (
 // cores: full runs with the server warm-up took 11m23s and 11m29s in one
 // hour, 14m21s and 15m10s in a slower one), tiny the end-to-end test.
 var presets = map[string]map[string]string{
-	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m"},
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "procs": "4", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -89,12 +92,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintf(stderr, "usage: go run ./bench [flags]\n\n%s\nflags (a flag given overrides the --mode preset):\n", usageText)
 		fs.PrintDefaults()
 	}
-	var peers, workloads, ks, ws, wsGo string
+	var peers, workloads, ks, procs, ws, wsGo string
 	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (about 3 minutes), full (the published figures, 11-15 minutes) or tiny (the test)")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds; every peer runs every workload once per round, peers interleaved")
 	fs.StringVar(&peers, "peers", strings.Join(allPeers, ","), "peers to compare")
 	fs.StringVar(&workloads, "workloads", strings.Join(allWorkloads, ","), "workloads (cpu: CPU per acquisition of the uncontended and K=4 contended runs)")
 	fs.StringVar(&ks, "k", "", "sessions for contended, semaphore and rwlock (list)")
+	fs.StringVar(&procs, "procs", "", "processes of one session each for processes (list)")
 	fs.StringVar(&ws, "w", "", "waiters on one session, every peer (list)")
 	fs.StringVar(&wsGo, "w-go", "", "waiters on one session, Go peers only (list; empty: none)")
 	fs.IntVar(&c.serverWarmup, "server-warmup", 0, "before round 1, every job but the waiters' runs once per peer, unreported: its warm-up, then this many acquisitions (warms the server's JIT for every request pattern, so that no peer's round-1 figure pays for it; 0: none)")
@@ -118,6 +122,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.workload, "workload", "", "(internal) the peer's workload")
 	fs.IntVar(&c.clients, "clients", 0, "(internal) the peer's K or W")
 	fs.StringVar(&c.root, "root", "", "(internal) the peer's znode root")
+	fs.StringVar(&c.gate, "gate", "", "(internal) the processes workload's start gate, a directory")
+	fs.StringVar(&c.shared, "shared", "", "(internal) the processes workload's holder counts, a file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -153,7 +159,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	for _, l := range []struct {
 		s   string
 		dst *[]int
-	}{{ks, &c.ks}, {ws, &c.ws}, {wsGo, &c.wsGo}} {
+	}{{ks, &c.ks}, {procs, &c.procs}, {ws, &c.ws}, {wsGo, &c.wsGo}} {
 		if *l.dst, err = ints(l.s); err != nil {
 			return nil, err
 		}

@@ -36,9 +36,10 @@ import (
 )
 
 const usageText = `Runs the workloads uncontended, contended (K sessions), semaphore (3 leases),
-rwlock (90% reads), waiters (W contenders on one session) and cpu (CPU per
-acquisition) for the peers gocurator, gozk (go-zookeeper zk.Lock) and curator
-(Apache Curator 5.4, Java), against one ZooKeeper server.
+rwlock (90% reads), processes (K processes of one session each), waiters (W
+contenders on one session) and cpu (CPU per acquisition) for the peers
+gocurator, gozk (go-zookeeper zk.Lock) and curator (Apache Curator 5.4, Java),
+against one ZooKeeper server.
 
 Exit status: 3 if a run broke mutual exclusion (or a bound), 1 if a run failed,
 130 if interrupted, else 0; a peer unavailable on this machine (no Java or

@@ -60,6 +60,11 @@ func plan(c *config) []job {
 			}
 		}
 	}
+	if want("processes") {
+		for _, k := range c.procs {
+			add("processes", k, false)
+		}
+	}
 	if want("cpu") {
 		add("contended", cpuK(c), false)
 	}

@@ -35,15 +35,20 @@ func us(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10)
 // --warmup-time), the checking pass after it.
 type size struct{ ops, n, warmup, check int }
 
-// run runs one peer process for one job and returns its result; a process
-// that failed gives a Result with Exit and Error set.
+// run runs one peer process for one job (the processes job: K of them,
+// processes.go) and returns its result; a process that failed gives a
+// Result with Exit and Error set. extra are more flags for the process.
 // When ctx ends, the process is killed and the result says so.
-func (s *spawner) run(ctx context.Context, peer string, j job, round int, root string, z size) *Result {
+func (s *spawner) run(ctx context.Context, peer string, j job, round int, root string, z size, extra ...string) *Result {
+	if j.workload == "processes" {
+		return s.runProcesses(ctx, peer, j, round, root, z)
+	}
 	args := []string{"--peer", peer, "--workload", j.workload, "--clients", strconv.Itoa(j.clients),
 		"--connect", s.connect, "--root", root, "--n", strconv.Itoa(z.n), "--ops", strconv.Itoa(z.ops),
 		"--warmup", strconv.Itoa(z.warmup), "--warmup-time", ms(s.c.warmupTime), "--check", strconv.Itoa(z.check),
 		"--hold", us(s.c.hold), "--check-hold", us(s.c.checkHold), "--stall", ms(s.c.stall),
 		"--session-timeout", ms(s.c.session)}
+	args = append(args, extra...)
 	var cmd *exec.Cmd
 	if peer == "curator" {
 		cmd = s.curator.command(s.c.javaOpts, args)

@@ -61,7 +61,7 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 		case slices.Contains(c.workloads, j.workload):
 			add(j.workload, "ops/s", func(r *Result) float64 { return r.OpsPerS })
 		}
-		if wantCPU && (j.workload == "uncontended" || j.workload == "contended" && j.clients == cpuK(c)) {
+		if wantCPU && (j.workload == "uncontended" || j.workload == "processes" || j.workload == "contended" && j.clients == cpuK(c)) {
 			add("cpu "+j.workload, "CPU ms/acq", func(r *Result) float64 { return r.CPUMsPerOp })
 		}
 	}

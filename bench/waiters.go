@@ -31,7 +31,7 @@ func waitersWL(c *config, lib library, w int) *Result {
 		}
 		return 0, warm[t].unlock(bg)
 	})
-	h := &holders{limit: 1}
+	h := newHolders(1)
 	q := queue(c, s, c.root+"/lock", w, h, 0, "waiters", true)
 	r := result(c, lib, q.handoffs, q.wall, q.cpu, q.lat).warmedUp(warmed)
 	r.Threads, r.QueueS, r.WatchesSeen = q.threads, round3(q.queue.Seconds()), q.watches

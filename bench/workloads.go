@@ -63,9 +63,18 @@ func openSessions(c *config, lib library, k int) []session {
 
 // holders counts who holds right now and checks it against the limit.
 type holders struct {
-	cur, max   atomic.Int32
+	cur        *atomic.Int32 // own, or shared with other processes (processes.go)
+	own        atomic.Int32
+	max        atomic.Int32
 	limit      int32
 	violations atomic.Int64
+}
+
+// newHolders counts this process's holders against limit.
+func newHolders(limit int) *holders {
+	h := &holders{limit: int32(limit)}
+	h.cur = &h.own
+	return h
 }
 
 func (h *holders) enter(what string) {
@@ -79,6 +88,25 @@ func (h *holders) enter(what string) {
 }
 
 func (h *holders) leave() { h.cur.Add(-1) }
+
+// partHolders are the holder counts of each part of a run (slotWarm,
+// slotTimed, slotCheck): this process's own, or those the processes of a
+// processes job share (--shared), one per part, since the processes do
+// not pass from part to part together.
+func partHolders(c *config, limit int) [sharedSlots]*holders {
+	var hs [sharedSlots]*holders
+	var shared *[sharedSlots]atomic.Int32
+	if c.shared != "" {
+		shared = sharedCounts(c.shared)
+	}
+	for i := range hs {
+		hs[i] = newHolders(limit)
+		if shared != nil {
+			hs[i].cur = &shared[i]
+		}
+	}
+	return hs
+}
 
 // checkHold is how long each acquisition of the checking pass holds.
 func checkHold(c *config) time.Duration { return max(c.checkHold, c.hold) }
@@ -154,9 +182,10 @@ type acquirer func(s session, path string) (func() (func() error, error), error)
 // its own session with its own recipe object, at most limit holders.
 func exclusive(c *config, lib library, k, ops, limit int, newAcquirer acquirer) *Result {
 	ss := openSessions(c, lib, k)
-	h := &holders{limit: int32(limit)}
+	hs := partHolders(c, limit)
 	pair := c.workload == "uncontended" // its figure is the acquire+release pair
-	run := func(path string, ops int, minTime, holdFor time.Duration, what string) timing {
+	run := func(part int, path string, ops int, minTime, holdFor time.Duration, what string) timing {
+		h := hs[part]
 		acq := make([]func() (func() error, error), k)
 		for t, s := range ss {
 			acq[t] = must(newAcquirer(s, path))
@@ -180,18 +209,24 @@ func exclusive(c *config, lib library, k, ops, limit int, newAcquirer acquirer) 
 			return d, nil
 		})
 	}
-	warm := run(c.root+"/warm", c.warmup, c.warmupTime, c.hold, c.workload)
-	t := run(c.root+"/lock", ops, 0, c.hold, c.workload)
+	warm := run(slotWarm, c.root+"/warm", c.warmup, c.warmupTime, c.hold, c.workload)
+	waitGate(c.gate) // a process of a processes job: they start together
+	t := run(slotTimed, c.root+"/lock", ops, 0, c.hold, c.workload)
 	r := result(c, lib, ops, t.wall, t.cpu, t.lat).warmedUp(warm)
-	// One worker never overlaps itself: uncontended has nothing to check.
-	if k > 1 && c.check > 0 {
-		run(c.root+"/check", c.check, 0, checkHold(c), c.workload+" (checking pass)")
+	// One worker never overlaps itself: uncontended has nothing to check,
+	// unless other processes contend (--shared).
+	if (k > 1 || c.shared != "") && c.check > 0 {
+		run(slotCheck, c.root+"/check", c.check, 0, checkHold(c), c.workload+" (checking pass)")
 		r.Checked = c.check
 	}
 	for _, s := range ss {
 		s.close()
 	}
-	r.MaxHolders, r.Limit, r.Violations = int(h.max.Load()), limit, h.violations.Load()
+	r.Limit = limit
+	for _, h := range hs {
+		r.MaxHolders = max(r.MaxHolders, int(h.max.Load()))
+		r.Violations += h.violations.Load()
+	}
 	return r
 }
 

@@ -30,7 +30,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 
 public class Bench {
-    static String workload = "", connect = "", root = "";
+    static String workload = "", connect = "", root = "", gate = "", shared = "";
     static int clients = 1, n = 1000, ops = 1000, warmup = 100, check = 0;
     static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000;
 
@@ -63,6 +63,8 @@ public class Bench {
                 case "--check-hold": checkHoldNanos = nanos(v); break;
                 case "--stall": stallMs = nanos(v) / 1_000_000; break;
                 case "--session-timeout": sessionMs = nanos(v) / 1_000_000; break;
+                case "--gate": gate = v; break;
+                case "--shared": shared = v; break;
                 default: usage("unknown flag " + args[i]);
             }
         }

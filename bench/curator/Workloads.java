@@ -8,6 +8,15 @@
 // acquisitions of the same shape on a third path, each holding
 // --check-hold, not reported (at --hold 0 the holder counts alone would
 // almost never see two holders at once).
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -38,21 +47,58 @@ final class Workloads {
         return () -> { Lease l = s.acquire(); return l::close; }; // close() returns the lease
     }
 
-    /** who holds right now, checked against the limit. */
+    /**
+     * who holds right now, checked against the limit: counted in this
+     * process, or in the holder counts the processes of a processes job
+     * share (--shared, one int per part: ../processes.go).
+     */
     static final class Holders {
         final AtomicInteger cur = new AtomicInteger(), max = new AtomicInteger();
         final AtomicLong violations = new AtomicLong();
         final int limit;
-        Holders(int limit) { this.limit = limit; }
+        final MappedByteBuffer shared; // null: cur
+        final int slot;
+        Holders(int limit) { this(limit, null, 0); }
+        Holders(int limit, MappedByteBuffer shared, int slot) { this.limit = limit; this.shared = shared; this.slot = slot; }
+        private int add(int d) {
+            return shared == null ? cur.addAndGet(d) : (int) SHARED.getAndAdd(shared, 4 * slot, d) + d;
+        }
         void enter(String what) {
-            int n = cur.incrementAndGet();
+            int n = add(1);
             max.accumulateAndGet(n, Math::max);
             if (n > limit) {
                 violations.incrementAndGet();
                 System.err.println("VIOLATION: " + what + ": " + n + " holders, limit " + limit);
             }
         }
-        void leave() { cur.decrementAndGet(); }
+        void leave() { add(-1); }
+    }
+
+    /** atomic ints in a mapped file (a direct buffer, so atomic access is supported). */
+    static final VarHandle SHARED = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+    /** the parts of a run, in the order of ../processes.go's slots. */
+    static final String[] PARTS = {"warm", "lock", "check"};
+
+    /** a Holders per part: this process's own, or shared (--shared). */
+    static Holders[] partHolders(int limit) throws IOException {
+        MappedByteBuffer m = null;
+        if (!Bench.shared.isEmpty()) {
+            try (FileChannel ch = FileChannel.open(Path.of(Bench.shared), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 4 * PARTS.length); // outlives the channel
+            }
+        }
+        Holders[] hs = new Holders[PARTS.length];
+        for (int i = 0; i < hs.length; i++) hs[i] = new Holders(limit, m, i);
+        return hs;
+    }
+
+    /** a process of a processes job: ready, then wait for the others (../processes.go). */
+    static void waitGate() throws Exception {
+        if (Bench.gate.isEmpty()) return;
+        Files.createFile(Path.of(Bench.gate, "ready-" + ProcessHandle.current().pid()));
+        Path go = Path.of(Bench.gate, "go");
+        while (!Files.exists(go)) Thread.sleep(1);
     }
 
     static final class Timed { long wall, cpu; long[] lat; int made; }
@@ -113,13 +159,17 @@ final class Workloads {
     /** uncontended, contended and semaphore. */
     static Bench.Result exclusive(int k, int ops, int limit, Acquirer acquirer) throws Exception {
         List<CuratorFramework> cs = clients(k);
-        Holders h = new Holders(limit);
+        Holders[] hs = partHolders(limit);
         boolean pair = Bench.workload.equals("uncontended"); // its figure is the acquire+release pair
         Bench.Result r = null;
         Timed warmed = null;
-        for (String part : new String[] {"warm", "lock", "check"}) {
-            // one worker never overlaps itself: uncontended has nothing to check
-            if (part.equals("check") && (k < 2 || Bench.check <= 0)) break;
+        for (int p = 0; p < PARTS.length; p++) {
+            String part = PARTS[p];
+            Holders h = hs[p];
+            // one worker never overlaps itself: uncontended has nothing to
+            // check, unless other processes contend (--shared)
+            if (part.equals("check") && ((k < 2 && Bench.shared.isEmpty()) || Bench.check <= 0)) break;
+            if (part.equals("lock")) waitGate(); // a process of a processes job: they start together
             String path = Bench.root + "/" + part;
             long holdNs = part.equals("check") ? checkHold() : Bench.holdNanos;
             String what = part.equals("check") ? Bench.workload + " (checking pass)" : Bench.workload;
@@ -141,9 +191,11 @@ final class Workloads {
             if (part.equals("check")) r.checked = n;
         }
         for (CuratorFramework c : cs) c.close();
-        r.maxHolders = h.max.get();
         r.limit = limit;
-        r.violations = h.violations.get();
+        for (Holders h : hs) {
+            r.maxHolders = Math.max(r.maxHolders, h.max.get());
+            r.violations += h.violations.get();
+        }
         return r;
     }
 
