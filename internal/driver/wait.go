@@ -28,14 +28,18 @@ type WaitOptions struct {
 	// how many children the path had right after it, a count that fits
 	// holds without reading the queue.
 	Fits func(contenders int) bool
-	// OnWoken, if not nil, is called on the waiting goroutine whenever the
+	// OnWoken, if not nil, is called on the waiting goroutine when the
 	// watch on its predecessor tells of its deletion (not when the
-	// predecessor was gone before the watch was set), before it finds out (one more
-	// round trip, the handoff's or a read's) whether it now holds: a
-	// recipe may start then, beside that round trip, what it will do first
-	// once it holds (the semaphore's lease create). If the waiter then does
-	// not hold (it waits again, or fails), Wait calls the undo returned
-	// before it waits or returns; if it holds, the work is the caller's.
+	// predecessor was gone before the watch was set) and finding out
+	// whether it now holds takes one more round trip (the handoff's exists
+	// of our node, or a read of the queue): a recipe may start then,
+	// beside that round trip, what it will do first once it holds (the
+	// semaphore's lease create). Not when the process knows at once that
+	// the waiter holds (a handoff with our node's mark intact, handoff.go
+	// 4.): there is no round trip to overlap then, and the caller does it
+	// next on its own goroutine. If the waiter then does not hold (it
+	// waits again, or fails), Wait calls the undo returned before it waits
+	// or returns; if it holds, the work is the caller's.
 	OnWoken func() (undo func())
 	// With are the other contenders of the same acquisition (the
 	// semaphore's AcquireN makes n nodes and waits on the last): a decision
@@ -120,10 +124,7 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 			return err
 		}
 		if deleted {
-			if o.OnWoken != nil {
-				r.undo = o.OnWoken()
-			}
-			if held, err := c.handedOff(ctx, &r); held || err != nil {
+			if held, err := c.handedOff(ctx, &r, true); held || err != nil {
 				if err != nil && r.undo != nil {
 					r.undo()
 				}
@@ -365,7 +366,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		_, _, r.w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
 		if errors.Is(err, zk.ErrNoNode) {
 			r.w = nil
-			held, err := c.handedOff(ctx, r)
+			held, err := c.handedOff(ctx, r, false)
 			return held || err != nil, err // else it went meanwhile: look again
 		}
 		if err != nil {
@@ -435,18 +436,27 @@ func (c *Contender) markOwn(ctx context.Context, r *round) (done bool, err error
 // queue's length). See handoff.go for why that is enough. false, nil: read
 // the queue again, or, for a waiter that does not hand off and whose
 // decision was Onward, decide on the rest of r.q (onward.go).
-func (c *Contender) handedOff(ctx context.Context, r *round) (bool, error) {
+func (c *Contender) handedOff(ctx context.Context, r *round, notified bool) (bool, error) {
+	woken := func() { // one more round trip: OnWoken's
+		if notified && r.o.OnWoken != nil {
+			r.undo = r.o.OnWoken()
+		}
+	}
 	if r.ho == nil {
-		c.onward(r)
+		if c.onward(r); r.next == nil {
+			woken() // the queue is read again
+		}
 		return false, nil
 	}
 	c.d.handoffs.deleted(c.d.client, c.d.path, r.pred)
 	if first, _ := c.predFirst(r); !first {
+		woken() // the queue is read again
 		return false, nil
 	}
 	if r.own.Intact() && !c.session.Lost() {
-		return true, nil // our node was there when pred went (handoff.go, 4.)
+		return true, nil // our node was there when pred went (handoff.go, 4.): no round trip, no OnWoken
 	}
+	woken()
 	ok, _, err := c.d.client.Exists(ctx, c.node)
 	switch {
 	case err != nil:

@@ -26,10 +26,12 @@
 // the count).
 //
 // One step differs from Curator's, for speed, with the same guarantees: a
-// waiter next in the internal mutex's queue starts its lease create the
-// moment its predecessor goes, beside the round trip that confirms it now
-// holds the mutex, rather than after it: the section each acquirer passes
-// alone is one round trip shorter. The count rule alone keeps the leases
+// waiter next in the internal mutex's queue that needs a round trip to
+// confirm it now holds the mutex (usually it needs none: its process saw
+// its predecessor go, and a mark proves its own node still there) starts
+// its lease create the moment its predecessor goes, beside that round
+// trip, rather than after it: the section each acquirer passes alone is
+// one round trip shorter. The count rule alone keeps the leases
 // within the maximum, so a node made that early is as safe as any; and a
 // waiter that finds it does not hold the mutex after all (its predecessor
 // had given up) deletes that node at once, so only the mutex's holder ever

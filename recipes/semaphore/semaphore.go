@@ -148,7 +148,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	// suspended connection need not abort a waiting acquirer: only a lost
 	// session does (its lease node is gone with it). Wait only while the
 	// internal lock holds, and no longer than ctx. A waiter for the lock
-	// starts its lease create as soon as its predecessor goes (speculate.go).
+	// that needs a round trip to know it holds once its predecessor goes
+	// starts its lease create beside it (speculate.go).
 	var sp *speculation
 	o := &driver.WaitOptions{Try: try}
 	if n == 1 && !try {

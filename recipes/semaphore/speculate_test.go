@@ -3,6 +3,8 @@ package semaphore_test
 import (
 	"context"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gocurator/curator/framework"
@@ -15,8 +17,8 @@ import (
 // lock's holder still holds it and waits for the one lease: the waiter's
 // speculative node must be deleted, never kept or left waiting beside the
 // holder's; the holder is granted its lease first, and the waiter keeps the
-// node it speculates once it does hold the lock. Every step waits for what
-// the server shows, with no sleep.
+// node it speculates once it does hold the lock (its handoff made to take a
+// round trip). Every step waits for what the server shows, with no sleep.
 func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	speculated := make(chan string, 4)
 	semaphore.SetSpeculateHook(func(node string) {
@@ -92,6 +94,16 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	default:
 	}
 
+	// B's handoff from A is then made to take a round trip: B's lock node
+	// changes while B waits, which spends the mark that would prove it
+	// still there without a request (driver/handoff.go, 4.), so an exists
+	// must. B speculates beside that exists (with the mark intact there is
+	// no round trip, and no speculation: the next test).
+	ls := testenv.Children(t, obs, path+"/locks")
+	b1 := slices.MaxFunc(ls, func(x, y string) int { return strings.Compare(x[len(x)-10:], y[len(y)-10:]) }) // the highest sequence: B's
+	if _, err := obs.Set(ctx, path+"/locks/"+b1, []byte("changed")); err != nil {
+		t.Fatal(err)
+	}
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -123,4 +135,66 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.WaitFor(t, testenv.WaitShort, "nothing left", func() bool { return len(leases()) == 0 && locks() == 0 })
+}
+
+// A waiter for the internal lock that the process knows holds once its
+// predecessor goes (a handoff with its node's mark intact: no request)
+// does not speculate: there is no round trip to start its lease create
+// beside, and a create on another goroutine only costs (issue 16). It makes
+// its lease node itself once it holds the lock.
+func TestSemaphoreNoSpeculationOnAHandoff(t *testing.T) {
+	var speculated atomic.Int32
+	semaphore.SetSpeculateHook(func(string) { speculated.Add(1) })
+	t.Cleanup(func() { semaphore.SetSpeculateHook(nil) })
+	path := semPath(t)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	obs := testenv.Client(t, testenv.Shared().ConnectString())
+	sem := func() *semaphore.Semaphore {
+		return newSem(t, testenv.Client(t, testenv.Shared().ConnectString()), path, 1)
+	}
+	locks := func() int { return len(testenv.Children(t, obs, path+"/locks")) }
+	leases := func() int { return len(leaseNodes(t, obs, path)) }
+	acquire := func(s *semaphore.Semaphore) <-chan *semaphore.Lease {
+		ch := make(chan *semaphore.Lease, 1)
+		go func() {
+			l, err := s.Acquire(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- l
+		}()
+		return ch
+	}
+
+	held, err := sem().Acquire(ctx) // the one lease
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := acquire(sem()) // takes the lock, waits on the leases
+	testenv.WaitFor(t, testenv.WaitShort, "A holding the lock and waiting", func() bool { return locks() == 1 && leases() == 2 })
+	b := acquire(sem()) // queued behind A
+	testenv.WaitFor(t, testenv.WaitShort, "B queued", func() bool { return locks() == 2 })
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	la := <-a // granted; its lock goes, and B holds it at once
+	if la == nil {
+		t.FailNow()
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "B holding the lock and waiting on its lease", func() bool { return locks() == 1 && leases() == 2 })
+	if err := la.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lb := <-b
+	if lb == nil {
+		t.FailNow()
+	}
+	// A speculation's hook runs before its node is handed to the acquire
+	// that waits for it: had B speculated, the count would show it now.
+	if n := speculated.Load(); n != 0 {
+		t.Fatalf("%d speculative lease creates on a handoff that needed no round trip", n)
+	}
+	if err := lb.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
