@@ -69,8 +69,7 @@ func (s *spawner) runProcesses(ctx context.Context, peer string, j job, round in
 		return failed(err)
 	}
 	child := job{workload: "contended", clients: 1}
-	share := func(n int) int { return max(n/k, 1) }
-	cz := size{ops: share(z.ops), n: z.n, warmup: share(z.warmup), check: share(z.check)}
+	cz := size{ops: perProcess(z.ops, k), n: z.n, warmup: perProcess(z.warmup, k), check: perProcess(z.check, k)}
 	results := make([]*Result, k)
 	var ended atomic.Int32
 	var wg sync.WaitGroup
@@ -85,6 +84,15 @@ func (s *spawner) runProcesses(ctx context.Context, peer string, j job, round in
 	openGate(ctx, dir, k, &ended)
 	wg.Wait()
 	return sumProcesses(peer, j, results)
+}
+
+// perProcess is each of k processes' part of n acquisitions: at least
+// one, and none of none (--check 0 checks nothing in any process).
+func perProcess(n, k int) int {
+	if n == 0 {
+		return 0
+	}
+	return max(n/k, 1)
 }
 
 // openGate makes the go file once k processes are ready, or one has ended

@@ -91,6 +91,14 @@ func TestViolationAcrossProcessesReported(t *testing.T) {
 	}
 }
 
+func TestPerProcess(t *testing.T) {
+	for _, c := range []struct{ n, k, want int }{{2000, 4, 500}, {3, 4, 1}, {0, 4, 0}, {300, 2, 150}} {
+		if got := perProcess(c.n, c.k); got != c.want {
+			t.Errorf("perProcess(%d, %d) = %d, want %d", c.n, c.k, got, c.want)
+		}
+	}
+}
+
 // sumProcesses: the rate over the longest timed part, CPU over every
 // acquisition, memory summed; one failed process fails the job, and a
 // violation in one makes it a violation.
