@@ -21,39 +21,19 @@ import (
 // round trip). Every step waits for what the server shows, with no sleep.
 func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	speculated := make(chan string, 4)
-	semaphore.SetSpeculateHook(func(node string) {
+	semaphore.SetSpeculateHook(func(node string) { // restored by the scene's clean-up
 		select {
 		case speculated <- framework.NodeName(node):
 		default:
 			t.Errorf("more speculative nodes than the test expects: %s", node)
 		}
 	})
-	// Before the clients: restored once they are closed.
-	t.Cleanup(func() { semaphore.SetSpeculateHook(nil) })
-	path := semPath(t)
-	ctx := testenv.Ctx(t, testenv.WaitLong)
-	obs := testenv.Client(t, testenv.Shared().ConnectString())
-	sem := func() *semaphore.Semaphore {
-		return newSem(t, testenv.Client(t, testenv.Shared().ConnectString()), path, 1)
-	}
-	locks := func() int { return len(testenv.Children(t, obs, path+"/locks")) }
-	leases := func() []string { return leaseNodes(t, obs, path) }
+	sc := newSpecScene(t)
+	ctx, obs, path, sem, locks, leases, acquire := sc.ctx, sc.obs, sc.path, sc.sem, sc.locks, sc.leases, sc.acquire
 
 	held, err := sem().Acquire(ctx) // the one lease
 	if err != nil {
 		t.Fatal(err)
-	}
-	type result struct {
-		l   *semaphore.Lease
-		err error
-	}
-	acquire := func(ctx context.Context, s *semaphore.Semaphore) <-chan result {
-		ch := make(chan result, 1)
-		go func() {
-			l, err := s.Acquire(ctx)
-			ch <- result{l, err}
-		}()
-		return ch
 	}
 	a := acquire(ctx, sem()) // takes the lock, waits on the leases
 	testenv.WaitFor(t, testenv.WaitShort, "A holding the lock and waiting", func() bool { return locks() == 1 && len(leases()) == 2 })
@@ -144,57 +124,80 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 // its lease node itself once it holds the lock.
 func TestSemaphoreNoSpeculationOnAHandoff(t *testing.T) {
 	var speculated atomic.Int32
-	semaphore.SetSpeculateHook(func(string) { speculated.Add(1) })
-	t.Cleanup(func() { semaphore.SetSpeculateHook(nil) })
-	path := semPath(t)
-	ctx := testenv.Ctx(t, testenv.WaitLong)
-	obs := testenv.Client(t, testenv.Shared().ConnectString())
-	sem := func() *semaphore.Semaphore {
-		return newSem(t, testenv.Client(t, testenv.Shared().ConnectString()), path, 1)
-	}
-	locks := func() int { return len(testenv.Children(t, obs, path+"/locks")) }
-	leases := func() int { return len(leaseNodes(t, obs, path)) }
-	acquire := func(s *semaphore.Semaphore) <-chan *semaphore.Lease {
-		ch := make(chan *semaphore.Lease, 1)
-		go func() {
-			l, err := s.Acquire(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			ch <- l
-		}()
-		return ch
-	}
+	semaphore.SetSpeculateHook(func(string) { speculated.Add(1) }) // restored by the scene's clean-up
+	sc := newSpecScene(t)
+	ctx, sem, locks, acquire := sc.ctx, sc.sem, sc.locks, sc.acquire
+	leases := func() int { return len(sc.leases()) }
 
 	held, err := sem().Acquire(ctx) // the one lease
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := acquire(sem()) // takes the lock, waits on the leases
+	a := acquire(ctx, sem()) // takes the lock, waits on the leases
 	testenv.WaitFor(t, testenv.WaitShort, "A holding the lock and waiting", func() bool { return locks() == 1 && leases() == 2 })
-	b := acquire(sem()) // queued behind A
+	b := acquire(ctx, sem()) // queued behind A
 	testenv.WaitFor(t, testenv.WaitShort, "B queued", func() bool { return locks() == 2 })
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	la := <-a // granted; its lock goes, and B holds it at once
-	if la == nil {
-		t.FailNow()
+	ra := <-a // granted; its lock goes, and B holds it at once
+	if ra.err != nil {
+		t.Fatal(ra.err)
 	}
 	testenv.WaitFor(t, testenv.WaitShort, "B holding the lock and waiting on its lease", func() bool { return locks() == 1 && leases() == 2 })
-	if err := la.Release(ctx); err != nil {
+	if err := ra.l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lb := <-b
-	if lb == nil {
-		t.FailNow()
+	rb := <-b
+	if rb.err != nil {
+		t.Fatal(rb.err)
 	}
 	// A speculation's hook runs before its node is handed to the acquire
 	// that waits for it: had B speculated, the count would show it now.
 	if n := speculated.Load(); n != 0 {
 		t.Fatalf("%d speculative lease creates on a handoff that needed no round trip", n)
 	}
-	if err := lb.Release(ctx); err != nil {
+	if err := rb.l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// specScene is the speculation tests' set-up: a semaphore path of one
+// lease, an observing client, and a semaphore on a client of its own per
+// sem call. The test sets the speculation hook before it: the scene's
+// clean-up, registered before its clients', restores it once they are
+// closed.
+type specScene struct {
+	t    *testing.T
+	ctx  context.Context
+	obs  *framework.Client
+	path string
+}
+
+type specResult struct {
+	l   *semaphore.Lease
+	err error
+}
+
+func newSpecScene(t *testing.T) *specScene {
+	t.Cleanup(func() { semaphore.SetSpeculateHook(nil) })
+	return &specScene{t: t, ctx: testenv.Ctx(t, testenv.WaitLong), obs: testenv.Client(t, testenv.Shared().ConnectString()), path: semPath(t)}
+}
+
+func (sc *specScene) sem() *semaphore.Semaphore {
+	return newSem(sc.t, testenv.Client(sc.t, testenv.Shared().ConnectString()), sc.path, 1)
+}
+
+func (sc *specScene) locks() int { return len(testenv.Children(sc.t, sc.obs, sc.path+"/locks")) }
+
+func (sc *specScene) leases() []string { return leaseNodes(sc.t, sc.obs, sc.path) }
+
+// acquire starts s.Acquire(ctx); its outcome comes on the channel.
+func (sc *specScene) acquire(ctx context.Context, s *semaphore.Semaphore) <-chan specResult {
+	ch := make(chan specResult, 1)
+	go func() {
+		l, err := s.Acquire(ctx)
+		ch <- specResult{l, err}
+	}()
+	return ch
 }
