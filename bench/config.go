@@ -75,9 +75,10 @@ var (
 )
 
 // presets: quick is about 3 minutes on 2 cores (its warm-ups too short for
-// the JVM to settle), full the published figures (11-15 minutes on 2
+// the JVM to settle), full the published figures (15-19 minutes on 2
 // cores: full runs with the server warm-up took 11m23s and 11m29s in one
-// hour, 14m21s and 15m10s in a slower one), tiny the end-to-end test.
+// hour, 14m21s and 15m10s in a slower one; with the processes workload,
+// 17m23s-18m37s in a slow one), tiny the end-to-end test.
 var presets = map[string]map[string]string{
 	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m"},
 	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m"},
@@ -93,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fs.PrintDefaults()
 	}
 	var peers, workloads, ks, procs, ws, wsGo string
-	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (about 3 minutes), full (the published figures, 11-15 minutes) or tiny (the test)")
+	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (about 3 minutes), full (the published figures, 15-19 minutes) or tiny (the test)")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds; every peer runs every workload once per round, peers interleaved")
 	fs.StringVar(&peers, "peers", strings.Join(allPeers, ","), "peers to compare")
 	fs.StringVar(&workloads, "workloads", strings.Join(allWorkloads, ","), "workloads (cpu: CPU per acquisition of the uncontended and K=4 contended runs)")
