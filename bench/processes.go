@@ -69,12 +69,12 @@ func (s *spawner) runProcesses(ctx context.Context, peer string, j job, round in
 		return failed(err)
 	}
 	child := job{workload: "contended", clients: 1}
-	cz := size{ops: perProcess(z.ops, k), n: z.n, warmup: perProcess(z.warmup, k), check: perProcess(z.check, k)}
 	results := make([]*Result, k)
 	var ended atomic.Int32
 	var wg sync.WaitGroup
 	for i := range k {
 		wg.Add(1)
+		cz := size{ops: perProcess(z.ops, k, i), n: z.n, warmup: perProcess(z.warmup, k, i), check: perProcess(z.check, k, i)}
 		go func() {
 			defer wg.Done()
 			results[i] = s.run(ctx, peer, child, round, root, cz, "--gate", dir, "--shared", shared)
@@ -86,13 +86,19 @@ func (s *spawner) runProcesses(ctx context.Context, peer string, j job, round in
 	return sumProcesses(peer, j, results)
 }
 
-// perProcess is each of k processes' part of n acquisitions: at least
-// one, and none of none (--check 0 checks nothing in any process).
-func perProcess(n, k int) int {
+// perProcess is process i's part of n acquisitions shared by k processes:
+// together exactly n (so a warm-up of at least --warmup, as every other
+// run's), but at least one each of something (a timed part of none would
+// be no figure), and none of none (--check 0 checks nothing anywhere).
+func perProcess(n, k, i int) int {
 	if n == 0 {
 		return 0
 	}
-	return max(n/k, 1)
+	share := n / k
+	if i < n%k {
+		share++
+	}
+	return max(share, 1)
 }
 
 // openGate makes the go file once k processes are ready, or one has ended

@@ -92,9 +92,14 @@ func TestViolationAcrossProcessesReported(t *testing.T) {
 }
 
 func TestPerProcess(t *testing.T) {
-	for _, c := range []struct{ n, k, want int }{{2000, 4, 500}, {3, 4, 1}, {0, 4, 0}, {300, 2, 150}} {
-		if got := perProcess(c.n, c.k); got != c.want {
-			t.Errorf("perProcess(%d, %d) = %d, want %d", c.n, c.k, got, c.want)
+	for _, c := range []struct{ n, k, sum, min int }{{2000, 4, 2000, 500}, {5, 2, 5, 2}, {7, 4, 7, 1}, {0, 4, 0, 0}, {3, 4, 4, 1}} {
+		sum, least := 0, c.n
+		for i := range c.k {
+			p := perProcess(c.n, c.k, i)
+			sum, least = sum+p, min(least, p)
+		}
+		if sum != c.sum || least != c.min {
+			t.Errorf("%d over %d processes: %d in all, at least %d each; want %d and %d", c.n, c.k, sum, least, c.sum, c.min)
 		}
 	}
 }
