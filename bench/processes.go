@@ -70,7 +70,7 @@ func (s *spawner) runProcesses(ctx context.Context, peer string, j job, round in
 	}
 	child := job{workload: "contended", clients: 1}
 	results := make([]*Result, k)
-	var ended atomic.Int32
+	var ended atomic.Bool // a process has ended (before the gate opened: it failed)
 	var wg sync.WaitGroup
 	for i := range k {
 		wg.Add(1)
@@ -78,7 +78,7 @@ func (s *spawner) runProcesses(ctx context.Context, peer string, j job, round in
 		go func() {
 			defer wg.Done()
 			results[i] = s.run(ctx, peer, child, round, root, cz, "--gate", dir, "--shared", shared)
-			ended.Add(1)
+			ended.Store(true)
 		}()
 	}
 	openGate(ctx, dir, k, &ended)
@@ -103,10 +103,10 @@ func perProcess(n, k, i int) int {
 
 // openGate makes the go file once k processes are ready, or one has ended
 // (or ctx has).
-func openGate(ctx context.Context, dir string, k int, ended *atomic.Int32) {
+func openGate(ctx context.Context, dir string, k int, ended *atomic.Bool) {
 	t := time.NewTicker(gatePoll)
 	defer t.Stop()
-	for ctx.Err() == nil && ended.Load() == 0 {
+	for ctx.Err() == nil && !ended.Load() {
 		entries, _ := os.ReadDir(dir)
 		ready := 0
 		for _, e := range entries {

@@ -48,7 +48,7 @@ func TestSharedHolderCounts(t *testing.T) {
 // has ended before it was (it failed): nobody waits for ever.
 func TestStartGate(t *testing.T) {
 	dir := t.TempDir()
-	var ended atomic.Int32
+	var ended atomic.Bool
 	opened := make(chan struct{})
 	go func() { openGate(context.Background(), dir, 2, &ended); close(opened) }()
 	if err := os.WriteFile(filepath.Join(dir, gateReady+"other"), nil, 0o600); err != nil {
@@ -59,7 +59,7 @@ func TestStartGate(t *testing.T) {
 
 	dir = t.TempDir()
 	opened = make(chan struct{})
-	ended.Store(1) // one of the two failed before it was ready
+	ended.Store(true) // one of the two failed before it was ready
 	go func() { openGate(context.Background(), dir, 2, &ended); close(opened) }()
 	waitGate(dir)
 	<-opened
