@@ -356,14 +356,47 @@ func (c *Client) cleanupProtected(parentFull, id string, pending <-chan outcome[
 func (p *createPlan) createOnce(conn *zk.Conn) (path string, once bool, err error) {
 	path, err = p.send(conn)
 	if errors.Is(err, zk.ErrNoNode) && p.co.parents != noParents {
-		if err := p.c.mkdirs(conn, ParentPath(p.full), p.co.parents == containerParents); err != nil {
-			return "", false, err
-		}
-		path, err = p.send(conn)
-		return path, false, err
+		return p.createParents(conn)
 	}
 	return path, err == nil, err
 }
+
+// parentRounds bounds how often a create makes its parents again because
+// one went between their making and the create.
+const parentRounds = 8
+
+// createParents makes p's parents, then p's node, again while a parent
+// goes in between: the server reaps an emptied container at any moment
+// (an ancestor too, once the reaping of its last child emptied it), and a
+// user may delete one. Curator makes the parents once and gives up with
+// NoNode (CreateBuilderImpl); an election's new node after its session
+// expired met that in our CI (its path, emptied by the expiry, reaped
+// while the new session made the parents).
+//
+//go:noinline
+func (p *createPlan) createParents(conn *zk.Conn) (path string, once bool, err error) {
+	for range parentRounds {
+		err = p.c.mkdirs(conn, ParentPath(p.full), p.co.parents == containerParents)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) { // NoNode: an ancestor went meanwhile
+			return "", false, err
+		}
+		if err == nil {
+			if testHookParents != nil {
+				testHookParents(p.full)
+			}
+			path, err = p.send(conn)
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return path, false, err
+		}
+	}
+	return "", false, err
+}
+
+// testHookParents, set only by tests, runs before a create of a node or
+// of a missing parent that follows the making of parents (its argument:
+// the server path to be created).
+var testHookParents func(full string)
 
 // send sends p's create request once.
 func (p *createPlan) send(conn *zk.Conn) (string, error) {
@@ -396,6 +429,9 @@ func (c *Client) mkdirs(conn *zk.Conn, full string, container bool) error {
 			continue
 		}
 		acl := c.opts.acl.ForPath(c.paths.aclPath(p))
+		if testHookParents != nil {
+			testHookParents(p)
+		}
 		if container {
 			_, err = conn.CreateContainer(p, nil, zk.FlagContainer, acl)
 		} else {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -278,4 +279,72 @@ func isCreate(p []byte) bool {
 		return false
 	}
 	return slices.Contains([]int32{1, 15, 19, 21}, int32(binary.BigEndian.Uint32(p[8:12])))
+}
+
+// A parent that goes after the parents were made and before the create
+// (the server reaps an emptied container at any moment, even one just made
+// again; a user may delete one) is made again, as is an ancestor gone while
+// they are made: the create does not fail with NoNode. CI met it: an
+// election's path, emptied by its session's expiry, reaped between its new
+// session's making of the parents and its create (TestOwnerCheckAfterExpiry).
+// A parent deleted at every round ends the create with NoNode, the parents
+// made and nothing else.
+func TestCreateRemakesAParentThatWent(t *testing.T) {
+	later := testenv.RestoreLater(t) // before the clients: restored once they are closed
+	ns := testenv.Uniq("remake")
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	admin := newClient(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	root := "/" + ns
+	var mu sync.Mutex
+	var seen []string
+	deleteOnce := map[string]string{ // a create of key: delete the value first
+		root + "/a/b":      root + "/a",   // an ancestor gone while the parents are made
+		root + "/a/b/leaf": root + "/a/b", // the parent gone before the create
+	}
+	always := ""
+	later(framework.SetParentsHook(func(full string) {
+		if !strings.HasPrefix(full, root+"/") { // the namespace's making, say
+			return
+		}
+		mu.Lock()
+		seen = append(seen, full)
+		victim, ok := deleteOnce[full]
+		delete(deleteOnce, full)
+		if full == always+"/leaf" {
+			victim, ok = always, true
+		}
+		mu.Unlock()
+		if ok {
+			if err := admin.Delete(ctx, victim, framework.WithChildren()); err != nil {
+				t.Errorf("delete %s: %v", victim, err)
+			}
+		}
+	}))
+	if _, err := c.Create(ctx, "/a/b/leaf", []byte("x"), framework.WithParentContainers()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	want := []string{root + "/a", root + "/a/b", root + "/a", root + "/a/b", root + "/a/b/leaf", root + "/a/b", root + "/a/b/leaf"}
+	if !slices.Equal(seen, want) || len(deleteOnce) != 0 {
+		t.Errorf("creates %v, want %v (deletions left %v)", seen, want, deleteOnce)
+	}
+	always, seen = root+"/c", nil
+	mu.Unlock()
+	if data, _, err := c.Get(ctx, "/a/b/leaf"); err != nil || string(data) != "x" {
+		t.Fatalf("the leaf: %q, %v", data, err)
+	}
+
+	_, err := c.Create(ctx, "/c/leaf", nil, framework.WithParentContainers())
+	if !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("a parent deleted at every round: %v, want NoNode", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := slices.Index(seen, root+"/c/leaf"); n < 0 || len(seen) > 2*8 {
+		t.Fatalf("creates %v: want a bounded number of rounds", seen)
+	}
+	if ok, _, err := admin.Exists(ctx, root+"/c"); err != nil || ok {
+		t.Fatalf("/c: %v, %v; want gone (the hook deleted it last)", ok, err)
+	}
 }

@@ -16,3 +16,9 @@ func DeclareSessionLost(c *Client) {
 	defer c.mu.Unlock()
 	c.loseSessionLocked(curator.ErrSessionLost)
 }
+
+// SetParentsHook sets testHookParents for one test.
+func SetParentsHook(f func(full string)) (restore func()) {
+	testHookParents = f
+	return func() { testHookParents = nil }
+}
