@@ -27,6 +27,7 @@ type config struct {
 	serverWarmup int   // acquisitions of each unreported run before round 1 (the server is a JVM too)
 	ensemble     int   // members of the local ZooKeeper the harness starts
 	serverJVM    string
+	latency      time.Duration // one way, added by a relay in front of the server (latency.go)
 	jsonFile     string
 	javaOpts     string
 	timeout      time.Duration // one peer process, start to end
@@ -108,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
 	fs.StringVar(&c.connect, "connect", os.Getenv("ZK_CONNECT"), "ZooKeeper connect string (default $ZK_CONNECT, else a local server is started)")
 	fs.IntVar(&c.ensemble, "ensemble", 1, "members of the local ZooKeeper started when no --connect is given (1: one standalone server; 3: a quorum, where reads no longer wait behind other sessions' writes)")
+	fs.DurationVar(&c.latency, "latency", 0, "one-way delay a relay in the harness adds between every peer and the server, as a network would (0: none, loopback alone; else at least 1ms)")
 	fs.StringVar(&c.serverJVM, "server-jvm", "", "JVM settings of the local ZooKeeper: production (as ZooKeeper's scripts start it, and ../shared/peers: the JVM's default compilers and collector, 512 MB heap) or test (testing/zktest's start-up settings: the C1 compiler alone, the serial collector; each request costs the server more CPU)")
 	fs.IntVar(&c.n, "n", 0, "uncontended: acquire+release pairs")
 	fs.IntVar(&c.ops, "ops", 0, "contended, semaphore, rwlock: acquisitions in total")
@@ -173,6 +175,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.serverJVM != "production" && c.serverJVM != "test" {
 		return nil, fmt.Errorf("--server-jvm %q: want production or test", c.serverJVM)
+	}
+	if c.latency != 0 && c.latency < minLatency {
+		return nil, fmt.Errorf("--latency %v: want 0 or at least %v (the relay's timers are not finer: a shorter sleep of an idle Go process lasts about 1.1 ms)", c.latency, minLatency)
 	}
 	if c.ensemble < 1 {
 		return nil, fmt.Errorf("--ensemble %d: want at least 1", c.ensemble)

@@ -41,7 +41,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup, "warmup_n": c.warmupN, "warmup_time_ms": c.warmupTime.Milliseconds(),
 		"hold_us": c.hold.Microseconds(), "check": c.check, "check_hold_us": c.checkHold.Microseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
-		"ensemble": c.ensemble, "server_jvm": c.serverJVM,
+		"ensemble": c.ensemble, "server_jvm": c.serverJVM, "latency_us": c.latency.Microseconds(),
 	}}
 	self, err := os.Executable()
 	if err != nil {
@@ -67,6 +67,14 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		return nil, err
 	}
 	defer stop()
+	if c.latency > 0 {
+		line, through, err := startLatency(connect, c.latency)
+		if err != nil {
+			return nil, err
+		}
+		defer line.Close()
+		connect, serverDesc = through, fmt.Sprintf("%s; through a relay adding %v each way (--latency)", serverDesc, c.latency)
+	}
 	if ctx.Err() != nil {
 		return nil, errInterrupted
 	}
@@ -196,6 +204,9 @@ func legend(c *config, rep *report) string {
 		c.warmup, c.warmupN, c.warmupTime)
 	if c.serverWarmup > 0 {
 		s += fmt.Sprintf("server warm-up: before round 1, every job but the waiters' ran once per peer, unreported (its warm-up, then %d acquisitions), so that no round-1 figure pays for the server's JIT.\n", c.serverWarmup)
+	}
+	if c.latency > 0 {
+		s += fmt.Sprintf("latency: every peer reaches the server through a relay that delivers each chunk of bytes %v after reading it, both ways (a round trip costs %v more than on loopback; bytes in flight together wait once, as on a wire).\n", c.latency, 2*c.latency)
 	}
 	if c.check > 0 {
 		s += fmt.Sprintf("mutual exclusion: every run but uncontended ends with a checking pass, not timed: %d acquisitions (waiters: min(W, %d) waiters) each holding %v, the holder counts checked throughout; a violation there or in the timed part fails the run (exit status 3).\n",
