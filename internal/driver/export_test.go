@@ -112,7 +112,7 @@ func (d *Driver) KnowsGone(name string) bool {
 	d.handoffs.mu.Lock()
 	defer d.handoffs.mu.Unlock()
 	h := d.handoffs.keys[d.path]
-	return h != nil && h.goneTo(d.client, name)
+	return h != nil && h.isGone(name)
 }
 
 // OtherProcess makes d's contenders another process's: what d's process
@@ -122,4 +122,4 @@ func (d *Driver) OtherProcess() { d.handoffs = newHandoffs() }
 
 // SawGone tells what d's process knows of its path that d's client saw
 // the contender name go, as a waiter's watch does.
-func (d *Driver) SawGone(name string) { d.handoffs.deleted(d.client, d.path, name) }
+func (d *Driver) SawGone(name string) { d.handoffs.deleted(d.path, name) }

@@ -24,20 +24,23 @@ import (
 //  2. So the contenders lower than ours now are among those of our last
 //     reading of the queue, which was sent after our node was made (a
 //     shared read is never older than its call).
-//  3. Names are unique and a deleted contender never comes back (a
-//     protected create that retries makes a new name), so a contender seen
-//     deleted once is gone for good. The client sees deletions in
-//     ZooKeeper's order through the watches of its waiters (NodeDeleted,
-//     or a getData that finds no node) and its own releases (a delete that
-//     succeeded); these are kept per path while anyone of the process
-//     waits there (the newest only: one not kept reads the queue). A
-//     protected name, every contender's (ours and Curator's: a random
-//     UUID per create), names one node of one ensemble: its deletion,
-//     seen through any client of the process, is known to every client
-//     there (several sessions of one process contend as one then). Any
-//     other name is known gone to the client that saw it go alone: two
-//     clients may reach two ensembles, each with its own node of that
-//     name.
+//  3. A protected name, every contender's (ours, Curator's, go-zookeeper's
+//     Lock's: a random UUID per create), names one node of one ensemble,
+//     and a deleted one never comes back (a protected create that retries
+//     makes a new sequence), so a contender seen deleted once is gone for
+//     good. The process sees deletions in ZooKeeper's order through the
+//     watches of its waiters (NodeDeleted, or a getData that finds no
+//     node) and its own releases (a delete that succeeded); these are kept
+//     per path while anyone of the process waits or creates there (the
+//     newest only: one not kept reads the queue), and known to every
+//     client of the process (several sessions of one process contend as
+//     one then). A name not protected is never kept: it may name another
+//     node later. The path, a container, is reaped once empty and made
+//     again with its sequence numbers from 0, while a create of ours is
+//     in flight or a waiter whose node went is still registered, so a
+//     foreign "lock-0000000000" seen gone may be back, holding, in our
+//     next reading; and two clients may reach two ensembles. Its waiters
+//     read the queue again.
 //  4. Our own node must still be there (someone may have deleted it while
 //     we waited; then our successor may be handed the lock too). A
 //     framework.Mark on our node, set while we wait, proves it without a
@@ -97,15 +100,15 @@ func newHandoffs() *handoffs { return &handoffs{keys: map[string]*handoff{}} }
 
 type handoff struct {
 	path     string
-	users    int                  // waiters
-	creating []creator            // contenders' creates in flight, per client (none with n 0)
-	inline   [1]creator           // creating's first: an uncontended create allocates no slice
-	gone     map[string]*goneName // known gone (3.)
-	order    []string             // gone's names, oldest first
-	dropped  int                  // names dropped from order's front so far: order[i] is name number dropped+i
-	joins    []joinAt             // when the waiters still there joined, oldest first
-	ours     map[string]struct{}  // the process's contenders that hand off there (5.)
-	lone     string               // or the first of them, while it is the only one
+	users    int                 // waiters
+	creating []creator           // contenders' creates in flight, per client (none with n 0)
+	inline   [1]creator          // creating's first: an uncontended create allocates no slice
+	gone     map[string]struct{} // known gone (3.): protected names only
+	order    []string            // gone's names, oldest first
+	dropped  int                 // names dropped from order's front so far: order[i] is name number dropped+i
+	joins    []joinAt            // when the waiters still there joined, oldest first
+	ours     map[string]struct{} // the process's contenders that hand off there (5.)
+	lone     string              // or the first of them, while it is the only one
 }
 
 // creator counts one client's creates in flight on a path, and whether
@@ -121,13 +124,6 @@ type creator struct {
 func (h *handoff) creatorOf(c *framework.Client) int {
 	return slices.IndexFunc(h.creating, func(k creator) bool { return k.c == c })
 }
-
-// goneName is a name known gone to the client that saw it go, or to
-// every client (to nil: a protected name, 3.).
-type goneName struct{ to *framework.Client }
-
-// everyone is the goneName of every protected name.
-var everyone = &goneName{}
 
 // oursMax bounds an entry's ours: a name whose going is never told (its
 // delete left to the background) stays until its entry goes, which a path
@@ -284,9 +280,10 @@ func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours str
 	hs.drop(h)
 }
 
-// deleted records that a contender of the client's path is gone, if anyone
-// of the process waits or creates there (the newest names only: goneMin).
-func (hs *handoffs) deleted(c *framework.Client, path, name string) {
+// deleted records that a contender of path is gone, if anyone of the
+// process waits or creates there (the newest names only: goneMin) and its
+// name is protected (3.).
+func (hs *handoffs) deleted(path, name string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h := hs.keys[path]
@@ -297,17 +294,13 @@ func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 		h.lone = ""
 	}
 	delete(h.ours, name)
-	if _, ok := h.gone[name]; ok {
-		return // known already (a name not protected perhaps to another client alone: c's waiters then read again)
+	if _, ok := h.gone[name]; ok || !framework.IsProtected(name) {
+		return
 	}
 	if h.gone == nil {
-		h.gone = map[string]*goneName{} // made by the first: most entries are a create's alone
+		h.gone = map[string]struct{}{} // made by the first: most entries are a create's alone
 	}
-	to := everyone
-	if !framework.IsProtected(name) {
-		to = &goneName{c}
-	}
-	h.gone[name] = to
+	h.gone[name] = struct{}{}
 	h.order = append(h.order, name)
 	oldest := h.dropped + len(h.order) // no waiter: none is needed
 	if len(h.joins) > 0 {
@@ -321,12 +314,11 @@ func (hs *handoffs) deleted(c *framework.Client, path, name string) {
 	}
 }
 
-// goneBefore reports whether every contender before index i of q, c's
-// reading, is known gone to c. q keeps how far it has found them gone, so
-// that a thousand waiters of one reading check each name once between
-// them.
-func (hs *handoffs) goneBefore(h *handoff, c *framework.Client, q *Queue, i int) bool {
-	return hs.allBefore(q, i, &q.gone, func(name string) bool { return h.goneTo(c, name) })
+// goneBefore reports whether every contender before index i of q is
+// known gone. q keeps how far it has found them gone, so that a thousand
+// waiters of one reading check each name once between them.
+func (hs *handoffs) goneBefore(h *handoff, q *Queue, i int) bool {
+	return hs.allBefore(q, i, &q.gone, h.isGone)
 }
 
 // allBefore reports whether ok holds for every contender before index i
@@ -343,16 +335,16 @@ func (hs *handoffs) allBefore(q *Queue, i int, from *int, ok func(name string) b
 	return true
 }
 
-// goneTo reports whether name is known gone to c; hs.mu held.
-func (h *handoff) goneTo(c *framework.Client, name string) bool {
-	g := h.gone[name]
-	return g != nil && (g.to == nil || g.to == c)
+// isGone reports whether name is known gone; hs.mu held.
+func (h *handoff) isGone(name string) bool {
+	_, ok := h.gone[name]
+	return ok
 }
 
-// toldBefore reports whether every contender before index i of q, c's
-// reading, is known gone to c or one of the process's that hands off,
+// toldBefore reports whether every contender before index i of q is
+// known gone or one of the process's that hands off,
 // which tells its own going (5.): then no look-ahead is needed. q keeps
 // how far it has found them so.
-func (hs *handoffs) toldBefore(h *handoff, c *framework.Client, q *Queue, i int) bool {
-	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.goneTo(c, name) })
+func (hs *handoffs) toldBefore(h *handoff, q *Queue, i int) bool {
+	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.isGone(name) })
 }

@@ -223,7 +223,7 @@ func (c *Contender) aheadFired(r *round, ev framework.Event) bool {
 		r.ahead = nil
 	}
 	if ev.Type == framework.EventNodeDeleted {
-		c.d.handoffs.deleted(c.d.client, c.d.path, r.aheadName)
+		c.d.handoffs.deleted(c.d.path, r.aheadName)
 		if first, _ := c.predFirst(r); first {
 			return true
 		}
@@ -242,7 +242,7 @@ func (c *Contender) predFirst(r *round) (first bool, i int) {
 	if !ok {
 		return false, -1
 	}
-	return c.d.handoffs.goneBefore(r.ho, c.d.client, r.q, i), i
+	return c.d.handoffs.goneBefore(r.ho, r.q, i), i
 }
 
 // arm reads the queue, decides, and sets the watch to wait on (r.w; nil:
@@ -389,7 +389,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err error) {
 	first, i := c.predFirst(r)
 	name := ""
-	if !first && i > 0 && !c.d.handoffs.toldBefore(r.ho, c.d.client, r.q, i) {
+	if !first && i > 0 && !c.d.handoffs.toldBefore(r.ho, r.q, i) {
 		name = r.q.Name(i - 1)
 	}
 	if r.ahead != nil && r.aheadName != name {
@@ -448,7 +448,7 @@ func (c *Contender) handedOff(ctx context.Context, r *round, notified bool) (boo
 		}
 		return false, nil
 	}
-	c.d.handoffs.deleted(c.d.client, c.d.path, r.pred)
+	c.d.handoffs.deleted(c.d.path, r.pred)
 	if first, _ := c.predFirst(r); !first {
 		woken() // the queue is read again
 		return false, nil
