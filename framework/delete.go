@@ -19,8 +19,9 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...OpOption) erro
 	if ctx == nil {
 		return &OpError{"delete", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
+	var found bool
 	_, err = call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
-		return struct{}{}, deleteTree(conn, full, do.version, do.children)
+		return struct{}{}, deleteTree(conn, full, do.version, do.children, &found)
 	})
 	if err == nil || (do.ignoreMissing && errors.Is(err, zk.ErrNoNode)) {
 		return nil
@@ -89,8 +90,9 @@ func (d *BackgroundDelete) Wait(ctx context.Context) error { return d.job.wait(c
 
 func (c *Client) deleteInBackgroundJob(path, full string, do opOptions) *bgJob {
 	return c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {
+		var found bool
 		_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
-			return struct{}{}, deleteTree(conn, full, do.version, do.children)
+			return struct{}{}, deleteTree(conn, full, do.version, do.children, &found)
 		})
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil
@@ -99,23 +101,36 @@ func (c *Client) deleteInBackgroundJob(path, full string, do opOptions) *bgJob {
 	})
 }
 
-// deleteTree deletes a node, its children first if asked.
-func deleteTree(conn *zk.Conn, full string, version int32, children bool) error {
+// deleteTree deletes a node, its children first if asked. With children,
+// *found (kept across the retry loop's attempts) is set once the node was
+// found there; a node gone after that is deleted as asked, whoever deleted
+// it: the server, reaping a container we emptied; another deleter; our own
+// delete whose reply the connection lost (Curator's ZKPaths.deleteChildren
+// ignores NoNode there too). A node missing from the start is zk.ErrNoNode.
+func deleteTree(conn *zk.Conn, full string, version int32, children bool, found *bool) error {
 	for {
 		if children {
 			kids, _, err := conn.Children(full)
+			if errors.Is(err, zk.ErrNoNode) && *found {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
+			*found = true
 			for _, k := range kids {
-				if err := deleteTree(conn, JoinPath(full, k), -1, true); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				var kidFound bool
+				if err := deleteTree(conn, JoinPath(full, k), -1, true, &kidFound); err != nil && !errors.Is(err, zk.ErrNoNode) {
 					return err
 				}
 			}
 		}
 		err := conn.Delete(full, version)
-		if children && errors.Is(err, zk.ErrNotEmpty) {
+		switch {
+		case children && errors.Is(err, zk.ErrNotEmpty):
 			continue // a child appeared meanwhile
+		case children && errors.Is(err, zk.ErrNoNode):
+			return nil // found above: gone since
 		}
 		return err
 	}

@@ -119,3 +119,60 @@ func TestDeleteOptions(t *testing.T) {
 		t.Fatalf("PendingBackground = %d", n)
 	}
 }
+
+// A delete with children whose node goes after its children were deleted
+// has done what was asked, whoever took the node: the server reaping the
+// container it emptied, or its own delete whose reply the connection lost
+// (the retry finds nothing). It returns nil; a node missing from the start
+// is still zk.ErrNoNode (Curator's deletingChildrenIfNeeded, the same).
+func TestDeleteChildrenNodeGoneMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// the two deletes' held replies: the child's, then the node's
+		meanwhile func(t *testing.T, admin *framework.Client, child, node *zktest.HeldReply)
+	}{
+		{"reaped once emptied", func(t *testing.T, admin *framework.Client, child, node *zktest.HeldReply) {
+			ctx := testenv.Ctx(t, testenv.WaitLong)
+			if err := child.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Delete(ctx, "/box"); err != nil { // as the server reaps a container
+				t.Fatal(err)
+			}
+			child.Release()
+			node.Release() // its request, if any, finds the node gone
+		}},
+		{"own reply lost", func(t *testing.T, admin *framework.Client, child, node *zktest.HeldReply) {
+			ctx := testenv.Ctx(t, testenv.WaitLong)
+			child.Release()
+			if err := node.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			node.Drop()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := framework.WithNamespace(testenv.Uniq("delgone"))
+			px := zktest.StartProxy(t, testenv.Shared().Addr())
+			c := newClient(t, px.Addr(), ns)
+			admin := newClient(t, testenv.Shared().ConnectString(), ns)
+			ctx := testenv.Ctx(t, testenv.WaitLong)
+			if _, err := c.Create(ctx, "/box/leaf", nil, framework.WithParentContainers()); err != nil {
+				t.Fatal(err)
+			}
+			child, node := px.HoldReply(zktest.OpDelete), px.HoldReply(zktest.OpDelete)
+			done := make(chan error, 1)
+			go func() { done <- c.Delete(ctx, "/box", framework.WithChildren()) }()
+			tc.meanwhile(t, admin, child, node)
+			if err := testenv.Recv(t, done, testenv.WaitLong, "the delete"); err != nil {
+				t.Fatalf("delete with children: %v, want nil", err)
+			}
+			if ok, _, err := admin.Exists(ctx, "/box"); ok || err != nil {
+				t.Fatalf("/box there: %v, %v", ok, err)
+			}
+			if err := c.Delete(ctx, "/box", framework.WithChildren()); !errors.Is(err, zk.ErrNoNode) {
+				t.Fatalf("delete with children of a missing node: %v, want NoNode", err)
+			}
+		})
+	}
+}
