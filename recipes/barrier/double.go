@@ -54,12 +54,22 @@ type member struct {
 	name    string // "_c_<uuid>-member"
 	node    string // full path
 	session *framework.Session
-	// readyStamp is the barrier node's data version that was made with the
-	// ready node we passed on (see createReady), -1 if unknown: Leave
-	// deletes the ready node only while that version holds, so never the
-	// ready node of a later round.
-	readyStamp int32
+	// ready is the stamp of the ready node we passed on (see createReady),
+	// noStamp if unknown: Leave deletes the ready node only while the
+	// stamp holds, so never the ready node of a later round.
+	ready stamp
 }
+
+// stamp tells a ready node from a later round's: the barrier node's data
+// version made with it, on that barrier node (its czxid: the barrier node
+// is a container, reaped once empty and made again with its versions from
+// 0, so a later round's first ready node has the version of ours).
+type stamp struct {
+	version int32 // -1: none
+	czxid   int64
+}
+
+var noStamp = stamp{version: -1}
 
 // hooks let tests stop a member between its steps and wake it spuriously.
 type hooks struct {
@@ -208,7 +218,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("barrier: enter %s: %w", d.path, err)
 	}
-	return &member{name: framework.NodeName(n.Path), node: n.Path, session: n.Session, readyStamp: -1}, nil
+	return &member{name: framework.NodeName(n.Path), node: n.Path, session: n.Session, ready: noStamp}, nil
 }
 
 // vanished is the error for our member node gone while we are in the barrier.
@@ -262,14 +272,14 @@ func (d *DoubleBarrier) awaitReady(ctx context.Context, m *member) (unsure bool,
 			return false, m.vanished()
 		case ready:
 			w.Stop()
-			m.readyStamp = d.readyStamp(ctx)
+			m.ready = d.readyStamp(ctx)
 			return false, nil
 		case len(members) >= d.qty:
 			w.Stop()
-			outcome, stamp, err := d.createReady(ctx, m)
+			outcome, st, err := d.createReady(ctx, m)
 			switch {
 			case outcome == readyMade:
-				m.readyStamp = stamp
+				m.ready = st
 				return false, nil
 			case err != nil:
 				return outcome == readyUnknown, err
@@ -314,13 +324,13 @@ const (
 // gone (zk.ErrNoNode), or a lost reply (readyUnknown) is no failure: the
 // caller counts again. ctx ending while the transaction is under way is a
 // failure with readyUnknown: the server may have carried it out.
-func (d *DoubleBarrier) createReady(ctx context.Context, m *member) (readyOutcome, int32, error) {
+func (d *DoubleBarrier) createReady(ctx context.Context, m *member) (readyOutcome, stamp, error) {
 	data, st, err := d.client.Get(ctx, d.path)
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) || framework.IsRetryable(err) {
-			return readyNotMade, -1, nil
+			return readyNotMade, noStamp, nil
 		}
-		return readyNotMade, -1, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
+		return readyNotMade, noStamp, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
 	}
 	res, err := d.client.Multi(ctx,
 		framework.CreateOp{Path: d.readyPath, Data: d.client.DefaultData()},
@@ -328,19 +338,19 @@ func (d *DoubleBarrier) createReady(ctx context.Context, m *member) (readyOutcom
 		framework.CheckOp{Path: m.node, Version: -1})
 	switch {
 	case err == nil:
-		stamp := int32(-1)
+		made := noStamp
 		if len(res) > 1 && res[1].Stat != nil {
-			stamp = res[1].Stat.Version
+			made = stamp{res[1].Stat.Version, res[1].Stat.Czxid}
 		}
-		return readyMade, stamp, nil
+		return readyMade, made, nil
 	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
-		return readyNotMade, -1, nil // counting again says who made it, or what is gone
+		return readyNotMade, noStamp, nil // counting again says who made it, or what is gone
 	case framework.IsRetryable(err):
-		return readyUnknown, -1, nil
+		return readyUnknown, noStamp, nil
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return readyUnknown, -1, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
+		return readyUnknown, noStamp, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
 	}
-	return readyNotMade, -1, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
+	return readyNotMade, noStamp, fmt.Errorf("barrier: enter %s: creating %s: %w", d.path, layout.ReadyNode, err)
 }
 
 // openedWithUs finds out, after our transaction making the ready node got
@@ -370,25 +380,25 @@ func (d *DoubleBarrier) openedWithUs(ctx context.Context, m *member) bool {
 	if err != nil || !ok || st.EphemeralOwner != m.session.ID() {
 		return false
 	}
-	m.readyStamp = d.readyStamp(cctx)
+	m.ready = d.readyStamp(cctx)
 	return true
 }
 
-// readyStamp returns the barrier node's data version made with the ready
-// node there now, or -1: no ready node, or one not made with a stamp (by a
-// Curator member, whose members delete it themselves), or a newer one came
-// between the two reads. The stamp is the version only when the barrier
-// node was last modified in the transaction that made the ready node.
-func (d *DoubleBarrier) readyStamp(ctx context.Context) int32 {
+// readyStamp returns the stamp of the ready node there now, or noStamp:
+// no ready node, or one not made with a stamp (by a Curator member, whose
+// members delete it themselves), or a newer one came between the two
+// reads. The barrier node's version is the stamp only when it was last
+// modified in the transaction that made the ready node.
+func (d *DoubleBarrier) readyStamp(ctx context.Context) stamp {
 	ok, rst, err := d.client.Exists(ctx, d.readyPath)
 	if err != nil || !ok {
-		return -1
+		return noStamp
 	}
 	ok, pst, err := d.client.Exists(ctx, d.path)
 	if err != nil || !ok || pst.Mzxid != rst.Czxid {
-		return -1
+		return noStamp
 	}
-	return pst.Version
+	return stamp{pst.Version, pst.Czxid}
 }
 
 // abandon deletes our member node after a failed Enter or Leave. With the
@@ -551,10 +561,10 @@ func (d *DoubleBarrier) awaitLeft(ctx context.Context, m *member) (ours bool, er
 
 // deleteReady deletes the ready node if it is the one we passed on: in
 // one transaction with a check that the barrier node's data version is
-// still the stamp made with it, so a later round's ready node is never
-// deleted.
+// still the stamp made with it, on the barrier node the stamp was made on,
+// so a later round's ready node is never deleted.
 func (d *DoubleBarrier) deleteReady(ctx context.Context, m *member) {
-	if m.readyStamp < 0 || !d.client.Connected() {
+	if m.ready.version < 0 || !d.client.Connected() {
 		return // not ours to delete, or not now: the other members do it
 	}
 	cctx, cancel := recipe.CleanupContext(ctx)
@@ -562,8 +572,15 @@ func (d *DoubleBarrier) deleteReady(ctx context.Context, m *member) {
 	if d.hooks != nil && d.hooks.beforeDeleteReady != nil {
 		d.hooks.beforeDeleteReady()
 	}
-	_, err := d.client.Multi(cctx,
-		framework.CheckOp{Path: d.path, Version: m.readyStamp},
+	// A transaction cannot check a czxid: this read leaves a round trip in
+	// which the barrier node would have to be reaped and made again, and
+	// a whole round enter, for a later ready node to go.
+	ok, st, err := d.client.Exists(cctx, d.path)
+	if err != nil || !ok || st.Czxid != m.ready.czxid {
+		return
+	}
+	_, err = d.client.Multi(cctx,
+		framework.CheckOp{Path: d.path, Version: m.ready.version},
 		framework.DeleteOp{Path: d.readyPath, Version: -1})
 	if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 		d.client.Logger().Warn("deleting the barrier's ready node", "node", d.readyPath, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -187,42 +188,54 @@ func TestDoubleBarrierCancelledEnterLeavesNoMember(t *testing.T) {
 // of its round. Here, between Leave's read of the ready node and its
 // delete, the round's ready node is deleted (as another member of the
 // round does) and the next round makes its own: that one must survive.
+// Also when the barrier node, a container emptied so, was reaped and made
+// again meanwhile: its data version then counts from 0 again, and the next
+// round's ready node has the version of ours.
 func TestDoubleBarrierLeaveReadyRace(t *testing.T) {
 	t.Parallel()
-	path := barrierPath(t)
-	ready := framework.JoinPath(path, "ready")
-	c := newClient(t, testenv.Shared().ConnectString())
-	ctx := testenv.Ctx(t, testenv.WaitShort)
-	old := newDouble(t, c, path, 1)
-	next := newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, 1)
-	if err := old.Enter(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var nextReady int64
-	barrier.SetDeleteReadyHook(old, func() {
-		if err := c.Delete(ctx, ready); err != nil {
-			t.Error(err)
-		}
-		if err := next.Enter(ctx); err != nil {
-			t.Error(err)
-		}
-		if _, st, err := c.Exists(ctx, ready); err == nil && st != nil {
-			nextReady = st.Czxid
-		}
-	})
-	if err := old.Leave(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if nextReady == 0 {
-		t.Fatal("the next round made no ready node")
-	}
-	if _, st, err := c.Exists(ctx, ready); err != nil || st == nil || st.Czxid != nextReady {
-		t.Fatalf("the next round's ready node was deleted by the old round's Leave (%v)", err)
-	}
-	if err := next.Leave(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if kids := testenv.Children(t, c, path); len(kids) != 0 {
-		t.Errorf("left behind: %v", kids)
+	for _, reaped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reaped=%v", reaped), func(t *testing.T) {
+			path := barrierPath(t)
+			ready := framework.JoinPath(path, "ready")
+			c := newClient(t, testenv.Shared().ConnectString())
+			ctx := testenv.Ctx(t, testenv.WaitShort)
+			old := newDouble(t, c, path, 1)
+			next := newDouble(t, newClient(t, testenv.Shared().ConnectString()), path, 1)
+			if err := old.Enter(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var nextReady int64
+			barrier.SetDeleteReadyHook(old, func() {
+				if err := c.Delete(ctx, ready); err != nil { // as another member of the round does
+					t.Error(err)
+				}
+				if reaped { // as the server then reaps the emptied container
+					if err := c.Delete(ctx, path); err != nil {
+						t.Error(err)
+					}
+				}
+				if err := next.Enter(ctx); err != nil {
+					t.Error(err)
+				}
+				if _, st, err := c.Exists(ctx, ready); err == nil && st != nil {
+					nextReady = st.Czxid
+				}
+			})
+			if err := old.Leave(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if nextReady == 0 {
+				t.Fatal("the next round made no ready node")
+			}
+			if _, st, err := c.Exists(ctx, ready); err != nil || st == nil || st.Czxid != nextReady {
+				t.Fatalf("the next round's ready node was deleted by the old round's Leave (%v)", err)
+			}
+			if err := next.Leave(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if kids := testenv.Children(t, c, path); len(kids) != 0 {
+				t.Errorf("left behind: %v", kids)
+			}
+		})
 	}
 }
