@@ -30,6 +30,8 @@ type fake struct {
 	// onChildren runs after a Children read of path has listed its
 	// children (to delete one before it is read).
 	onChildren func(path string)
+	// onGet runs after a Get of path has read it.
+	onGet func(path string)
 }
 
 func newFake() *fake {
@@ -60,7 +62,15 @@ func (f *fake) remove(path string) {
 	delete(f.nodes, path)
 }
 
-func (f *fake) Get(_ context.Context, p string) ([]byte, *framework.Stat, error) {
+func (f *fake) Get(ctx context.Context, p string) ([]byte, *framework.Stat, error) {
+	data, st, err := f.get(p)
+	if f.onGet != nil {
+		f.onGet(p)
+	}
+	return data, st, err
+}
+
+func (f *fake) get(p string) ([]byte, *framework.Stat, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gets[p]++

@@ -2,9 +2,12 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator/framework"
 )
@@ -67,6 +70,12 @@ func read(ctx context.Context, src Source, ws WatchSource, path string, o Option
 			w.Stop()
 		}
 		return nil, false, nil, r.err
+	}
+	if root.gone { // deleted after its own read (a container reaped, say): as if before
+		for _, w := range r.watches {
+			w.Stop()
+		}
+		return nil, false, nil, fmt.Errorf("inspect: %s: %w", path, zk.ErrNoNode)
 	}
 	prune(root)
 	return root, r.truncated.Load(), r.watches, nil

@@ -317,6 +317,23 @@ func TestReadVanishing(t *testing.T) {
 	}
 }
 
+// A path deleted between the read of its own node and of its children (a
+// container, reaped once its last child went) is not found, as one missing
+// from the start: not an empty node.
+func TestReadPathVanishing(t *testing.T) {
+	f := newFake()
+	f.add("/m/"+contender(1, "lock-", 0), "", 1, 0)
+	f.onGet = func(p string) {
+		if p == "/m" {
+			f.remove("/m/" + contender(1, "lock-", 0))
+			f.remove("/m")
+		}
+	}
+	if root, _, err := Read(context.Background(), f, "/m", Options{}); !IsNotFound(err) {
+		t.Fatalf("Read of a path gone meanwhile: %+v, %v; want not found", root, err)
+	}
+}
+
 func TestReadLimits(t *testing.T) {
 	f := newFake()
 	for i := 0; i < 5; i++ {
