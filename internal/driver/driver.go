@@ -157,8 +157,9 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
 	opts, mark, gap, h, marking := d.createOptions(mode)
+	since := goneClock.Load() // for the reading the create may make (handoff.go, 3.)
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
-	return d.enqueued(&n, err, mark, gap, h, marking) // a pointer: n's copy would be in enqueue's frame too
+	return d.enqueued(&n, err, since, mark, gap, h, marking) // a pointer: n's copy would be in enqueue's frame too
 }
 
 // nodeData is a contender's data: data, or the client's default for nil.
@@ -276,7 +277,7 @@ var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
 // the Contender for n with what its create read of the queue.
 //
 //go:noinline
-func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
+func (d *Driver) enqueued(n *framework.Created, err error, since uint64, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
 	ours := ""
 	if err == nil && d.handoff {
 		ours = framework.NodeName(n.Path)
@@ -297,10 +298,11 @@ func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark,
 			m = mark
 		}
 		if c.siblings == 1 && m.Intact() { // a reading: ours alone, read under a mark
-			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}}, m)
+			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}, since: since}, m)
 		}
 		if n.Children != nil {
 			c.listed = d.queueOf(n.Children)
+			c.listed.since = since
 		}
 	case gap:
 		c.known = d.last.after(c)

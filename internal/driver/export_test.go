@@ -112,7 +112,7 @@ func (d *Driver) KnowsGone(name string) bool {
 	d.handoffs.mu.Lock()
 	defer d.handoffs.mu.Unlock()
 	h := d.handoffs.keys[d.path]
-	return h != nil && h.isGone(name)
+	return h != nil && h.goneSince(name, 0)
 }
 
 // OtherProcess makes d's contenders another process's: what d's process

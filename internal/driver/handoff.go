@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocurator/curator/framework"
 )
@@ -34,13 +35,22 @@ import (
 //     per path while anyone of the process waits or creates there (the
 //     newest only: one not kept reads the queue), and known to every
 //     client of the process (several sessions of one process contend as
-//     one then). A name not protected is never kept: it may name another
-//     node later. The path, a container, is reaped once empty and made
+//     one then). But the path, a container, is reaped once empty and made
 //     again with its sequence numbers from 0, while a create of ours is
-//     in flight or a waiter whose node went is still registered, so a
-//     foreign "lock-0000000000" seen gone may be back, holding, in our
-//     next reading; and two clients may reach two ensembles. Its waiters
-//     read the queue again.
+//     in flight or a waiter whose node went is still registered: a name
+//     seen gone may then be back, holding, in a later reading. A name not
+//     protected is never kept (a foreign "lock-0000000000"; two clients
+//     may also reach two ensembles). A protected one may come back too: a
+//     create retried after its first node went with its session keeps its
+//     UUID (Curator's and ours: CURATOR-498), and on a path made again
+//     its sequence may be the same. So a reading counts as gone only the
+//     names recorded after it was sent (Queue.since, goneClock): a name in
+//     the reading was there when the server answered it, so its going
+//     seen after that, on the reading's connection, is that node's; seen
+//     on another client's connection (the process's other sessions), a
+//     deletion older than the reading could arrive after it only from a
+//     connection late by a whole reaping (the server's container check,
+//     60 s by default) or from a server of an ensemble that far behind.
 //  4. Our own node must still be there (someone may have deleted it while
 //     we waited; then our successor may be handed the lock too). A
 //     framework.Mark on our node, set while we wait, proves it without a
@@ -103,7 +113,7 @@ type handoff struct {
 	users    int                 // waiters
 	creating []creator           // contenders' creates in flight, per client (none with n 0)
 	inline   [1]creator          // creating's first: an uncontended create allocates no slice
-	gone     map[string]struct{} // known gone (3.): protected names only
+	gone     map[string]uint64   // known gone (3.): protected names only, with the goneClock of their record
 	order    []string            // gone's names, oldest first
 	dropped  int                 // names dropped from order's front so far: order[i] is name number dropped+i
 	joins    []joinAt            // when the waiters still there joined, oldest first
@@ -124,6 +134,11 @@ type creator struct {
 func (h *handoff) creatorOf(c *framework.Client) int {
 	return slices.IndexFunc(h.creating, func(k creator) bool { return k.c == c })
 }
+
+// goneClock numbers the records of gone names, process-wide. A reading
+// keeps its value from just before it was sent (Queue.since) and counts as
+// gone only the names recorded after that (3.).
+var goneClock atomic.Uint64
 
 // oursMax bounds an entry's ours: a name whose going is never told (its
 // delete left to the background) stays until its entry goes, which a path
@@ -298,9 +313,9 @@ func (hs *handoffs) deleted(path, name string) {
 		return
 	}
 	if h.gone == nil {
-		h.gone = map[string]struct{}{} // made by the first: most entries are a create's alone
+		h.gone = map[string]uint64{} // made by the first: most entries are a create's alone
 	}
-	h.gone[name] = struct{}{}
+	h.gone[name] = goneClock.Add(1)
 	h.order = append(h.order, name)
 	oldest := h.dropped + len(h.order) // no waiter: none is needed
 	if len(h.joins) > 0 {
@@ -315,10 +330,11 @@ func (hs *handoffs) deleted(path, name string) {
 }
 
 // goneBefore reports whether every contender before index i of q is
-// known gone. q keeps how far it has found them gone, so that a thousand
-// waiters of one reading check each name once between them.
+// known gone since q was read. q keeps how far it has found them gone, so
+// that a thousand waiters of one reading check each name once between
+// them.
 func (hs *handoffs) goneBefore(h *handoff, q *Queue, i int) bool {
-	return hs.allBefore(q, i, &q.gone, h.isGone)
+	return hs.allBefore(q, i, &q.gone, func(name string) bool { return h.goneSince(name, q.since) })
 }
 
 // allBefore reports whether ok holds for every contender before index i
@@ -335,16 +351,17 @@ func (hs *handoffs) allBefore(q *Queue, i int, from *int, ok func(name string) b
 	return true
 }
 
-// isGone reports whether name is known gone; hs.mu held.
-func (h *handoff) isGone(name string) bool {
-	_, ok := h.gone[name]
-	return ok
+// goneSince reports whether name is known gone by a record made after
+// the goneClock was since; hs.mu held.
+func (h *handoff) goneSince(name string, since uint64) bool {
+	at, ok := h.gone[name]
+	return ok && at > since
 }
 
 // toldBefore reports whether every contender before index i of q is
-// known gone or one of the process's that hands off,
+// known gone since q was read or one of the process's that hands off,
 // which tells its own going (5.): then no look-ahead is needed. q keeps
 // how far it has found them so.
 func (hs *handoffs) toldBefore(h *handoff, q *Queue, i int) bool {
-	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.isGone(name) })
+	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.goneSince(name, q.since) })
 }

@@ -733,3 +733,51 @@ func TestWaitNotHeldOnceTheSessionIsLost(t *testing.T) {
 		t.Fatalf("w, its session lost during its read: %v, want ErrNodeVanished and ErrSessionLost", err)
 	}
 }
+
+// A name recorded gone before a reading was sent is not gone for that
+// reading: the path, a container, may have been reaped and made again
+// since, and a protected create retried after its first node went keeps
+// its UUID, so the same name may be back, holding (handoff.go, 3.). Here N
+// is first in line while the process holds a stale record of its going; w
+// waits behind X. When X goes, w must not hold: it reads the queue again,
+// and waits on N.
+func TestHandoffStaleGoneRecord(t *testing.T) {
+	pk := countParks(t)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/handoff")
+	foreign := func() *driver.Contender {
+		d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+		d.OtherProcess()
+		c, err := d.Enqueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	n := foreign()
+	d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+	defer d.JoinHandoff()() // the process's entry for the path lives on, as a waiter's would
+	d.SawGone(n.Name())     // an earlier node of that name, gone before the path was made again
+	x := foreign()
+	w, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitOn(ctx, w)
+	pk.waitParked(t, w, 1, "w waiting behind x")
+	if err := x.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "w to wait again, or to hold", func() bool { return pk.of(w) >= 2 || len(done) > 0 })
+	select {
+	case err := <-done:
+		t.Fatalf("w holds (%v) while %s, first in line, holds: the record of its name's going older than w's reading was believed", err, n.Name())
+	default:
+	}
+	if err := n.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.Recv(t, done, testenv.WaitShort, "w to hold once n went"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -12,8 +12,9 @@ import (
 // reading a queue of thousands make many of them).
 type Queue struct {
 	entries []entry
-	gone    int // how many of the first contenders are known gone (handoff.go; under handoffs.mu)
-	told    int // how many of the first are known gone or the process's own (handoff.go, 5.; under handoffs.mu)
+	since   uint64 // goneClock when the read was sent: only names recorded gone after it count as gone (handoff.go, 3.)
+	gone    int    // how many of the first contenders are known gone (handoff.go; under handoffs.mu)
+	told    int    // how many of the first are known gone or the process's own (handoff.go, 5.; under handoffs.mu)
 }
 
 type entry struct{ seq, name string }

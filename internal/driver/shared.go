@@ -12,6 +12,7 @@ import (
 
 // queueW reads the contenders with a child watch set by the same read.
 func (d *Driver) queueW(ctx context.Context) (*Queue, *framework.Watch, error) {
+	since := goneClock.Load()
 	names, _, w, err := d.client.ChildrenW(ctx, d.path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return &Queue{}, nil, nil
@@ -19,7 +20,9 @@ func (d *Driver) queueW(ctx context.Context) (*Queue, *framework.Watch, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return d.queueOf(names), w, nil
+	q := d.queueOf(names)
+	q.since = since
+	return q, w, nil
 }
 
 // queueShared reads the contenders through a read shared with every other
@@ -78,7 +81,8 @@ type flight struct {
 	done  chan struct{} // closed once names and err are set
 	names []string
 	err   error
-	users int // callers waiting for it to be sent
+	since uint64 // goneClock just before the read was sent
+	users int    // callers waiting for it to be sent
 
 	mu     sync.Mutex
 	first  keyedQueue   // the answer sorted for the first contender-name set asking (usually the only one)
@@ -104,6 +108,7 @@ func (f *flight) queue(d *Driver) *Queue {
 		}
 	}
 	q := d.queueOf(f.names)
+	q.since = f.since
 	if f.first.q == nil {
 		f.first = keyedQueue{d.key, q}
 	} else {
@@ -161,6 +166,7 @@ func (s *sharedReads) join(ctx context.Context, key readKey) (*flight, error) {
 			if testHookRead != nil {
 				testHookRead(ctx)
 			}
+			f.since = goneClock.Load()
 			f.names, _, f.err = key.client.Children(ctx, key.path)
 			s.mu.Lock()
 			// Done, then idle, in one step: a sharer that finds the path
