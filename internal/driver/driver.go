@@ -102,7 +102,7 @@ func (d *Driver) Sequence(child string) (string, bool) {
 // Sort returns the contenders among children, sorted by sequence; other
 // children (not contenders of this lock, or oddly named) are left out.
 func (d *Driver) Sort(children []string) []string {
-	q := d.queueOf(children)
+	q := d.queueOf(children, 0)
 	out := make([]string, q.Len())
 	for i := range out {
 		out[i] = q.Name(i)
@@ -301,8 +301,7 @@ func (d *Driver) enqueued(n *framework.Created, err error, since uint64, mark *f
 			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}, since: since}, m)
 		}
 		if n.Children != nil {
-			c.listed = d.queueOf(n.Children)
-			c.listed.since = since
+			c.listed = d.queueOf(n.Children, since)
 		}
 	case gap:
 		c.known = d.last.after(c)

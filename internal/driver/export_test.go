@@ -46,7 +46,7 @@ func HandoffKeys() int {
 func HandoffOn(d *Driver) bool { return d.handoff }
 
 // QueueOf exposes the sorting of a read.
-func (d *Driver) QueueOf(children []string) *Queue { return d.queueOf(children) }
+func (d *Driver) QueueOf(children []string) *Queue { return d.queueOf(children, 0) }
 
 // SetSharedEndHook sets the hook run when a caller finds its shared read
 // ended by a context, before it looks at its own; the returned func

@@ -380,19 +380,22 @@ func TestHandoffForgetsOldGoneNames(t *testing.T) {
 // first holds.
 func threeQueued(t *testing.T, ctx context.Context, path string, others bool) (holder, x, y *driver.Contender) {
 	t.Helper()
-	var cs [3]*driver.Contender
-	for i := range cs {
-		d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
-		if others {
-			d.OtherProcess()
-		}
-		ct, err := d.Enqueue(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs[i] = ct
+	return queueOne(t, ctx, path, others), queueOne(t, ctx, path, others), queueOne(t, ctx, path, others)
+}
+
+// queueOne queues a contender on path on a client of its own, in this
+// process or (other) in a process of its own.
+func queueOne(t *testing.T, ctx context.Context, path string, other bool) *driver.Contender {
+	t.Helper()
+	d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
+	if other {
+		d.OtherProcess()
 	}
-	return cs[0], cs[1], cs[2]
+	ct, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ct
 }
 
 // enqueueVia queues a contender on path on a new client through px; it is
@@ -634,14 +637,7 @@ func TestHandoffNotOnASessionLostAfterTheLookAhead(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
 	pk := countParks(t)
-	other := func() *driver.Contender {
-		ct, err := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path).Enqueue(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ct
-	}
-	holder, p := other(), other()
+	holder, p := queueOne(t, ctx, path, false), queueOne(t, ctx, path, false)
 	pDone := waitOn(ctx, p)
 	c := testenv.Client(t, px.Addr())
 	d := newDriver(t, c, path)
@@ -671,7 +667,7 @@ func TestHandoffNotOnASessionLostAfterTheLookAhead(t *testing.T) {
 		t.Errorf("p holds, yet the process knows it gone")
 	}
 
-	q := other() // a contender that never waits
+	q := queueOne(t, ctx, path, false) // a contender that never waits
 	w3, err := d.Enqueue(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -745,20 +741,10 @@ func TestHandoffStaleGoneRecord(t *testing.T) {
 	pk := countParks(t)
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := testenv.Path(t, "/handoff")
-	foreign := func() *driver.Contender {
-		d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
-		d.OtherProcess()
-		c, err := d.Enqueue(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	n := foreign()
+	n, x := queueOne(t, ctx, path, true), queueOne(t, ctx, path, true)
 	d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
 	defer d.JoinHandoff()() // the process's entry for the path lives on, as a waiter's would
 	d.SawGone(n.Name())     // an earlier node of that name, gone before the path was made again
-	x := foreign()
 	w, err := d.Enqueue(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -32,9 +32,10 @@ func compareEntries(a, b entry) int {
 	return strings.Compare(a.name, b.name)
 }
 
-// queueOf sorts the contenders among children (others are left out).
-func (d *Driver) queueOf(children []string) *Queue {
-	q := &Queue{entries: make([]entry, 0, len(children))}
+// queueOf sorts the contenders among children (others are left out), a
+// reading sent when goneClock was since.
+func (d *Driver) queueOf(children []string, since uint64) *Queue {
+	q := &Queue{entries: make([]entry, 0, len(children)), since: since}
 	for _, ch := range children {
 		if seq, ok := d.Sequence(ch); ok {
 			q.entries = append(q.entries, entry{seq, ch})

@@ -20,9 +20,7 @@ func (d *Driver) queueW(ctx context.Context) (*Queue, *framework.Watch, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	q := d.queueOf(names)
-	q.since = since
-	return q, w, nil
+	return d.queueOf(names, since), w, nil
 }
 
 // queueShared reads the contenders through a read shared with every other
@@ -107,8 +105,7 @@ func (f *flight) queue(d *Driver) *Queue {
 			return kq.q
 		}
 	}
-	q := d.queueOf(f.names)
-	q.since = f.since
+	q := d.queueOf(f.names, f.since)
 	if f.first.q == nil {
 		f.first = keyedQueue{d.key, q}
 	} else {
