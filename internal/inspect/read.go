@@ -65,17 +65,15 @@ func read(ctx context.Context, src Source, ws WatchSource, path string, o Option
 	r.wg.Add(1)
 	go r.fill(ctx, root, 0)
 	r.wg.Wait()
-	if r.err != nil {
-		for _, w := range r.watches {
-			w.Stop()
-		}
-		return nil, false, nil, r.err
+	err = r.err
+	if err == nil && root.gone { // deleted after its own read (a container reaped, say): as if before
+		err = fmt.Errorf("inspect: %s: %w", path, zk.ErrNoNode)
 	}
-	if root.gone { // deleted after its own read (a container reaped, say): as if before
+	if err != nil {
 		for _, w := range r.watches {
 			w.Stop()
 		}
-		return nil, false, nil, fmt.Errorf("inspect: %s: %w", path, zk.ErrNoNode)
+		return nil, false, nil, err
 	}
 	prune(root)
 	return root, r.truncated.Load(), r.watches, nil
