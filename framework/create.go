@@ -432,7 +432,11 @@ func (c *Client) mkdirs(conn *zk.Conn, full string, container bool) error {
 		if testHookParents != nil {
 			testHookParents(p)
 		}
-		if container {
+		// The chroot and namespace stay persistent, as ensureRoot makes
+		// them, also when made again here after someone deleted them: a
+		// container namespace would be reaped under its clients once empty
+		// (Curator makes its namespace a container; README, Curator to Go).
+		if container && len(p) > len(c.paths.prefix) {
 			_, err = conn.CreateContainer(p, nil, zk.FlagContainer, acl)
 		} else {
 			_, err = conn.Create(p, nil, zk.FlagPersistent, acl)

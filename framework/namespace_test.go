@@ -1,8 +1,10 @@
 package framework_test
 
 import (
+	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -257,4 +259,70 @@ func TestDigestAuth(t *testing.T) {
 	if d, _, err := c.Get(lctx, "/private"); err != nil || string(d) != "s3cret" {
 		t.Fatalf("Get in a new session = %q, %v", d, err)
 	}
+}
+
+// The chroot and namespace nodes are persistent, also when a create with
+// container parents makes them again after someone deleted them: a
+// container namespace would be reaped under its clients once empty. The
+// parents below the namespace are containers still. A client cannot tell a
+// container by its stat (the server shows it ephemeral owner 0), so the
+// proof is the reaper's: the namespace, emptied, outlives a whole reaping.
+func TestNamespaceMadeAgainStaysPersistent(t *testing.T) {
+	top := testenv.Uniq("nsagain")
+	for _, tc := range []struct {
+		name, connect, prefix string
+	}{
+		{"namespace", testenv.Shared().ConnectString(), "/" + top},
+		{"chroot+namespace", testenv.Shared().ConnectString() + "/" + top + "-chroot", "/" + top + "-chroot/" + top},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, tc.connect, framework.WithNamespace(top))
+			admin := newClient(t, testenv.Shared().ConnectString())
+			ctx := testenv.Ctx(t, testenv.WaitLong)
+			if _, err := c.Create(ctx, "/a/leaf", nil, framework.WithParentContainers()); err != nil {
+				t.Fatal(err)
+			}
+			first := "/" + strings.Split(tc.prefix, "/")[1]
+			if err := admin.Delete(ctx, first, framework.WithChildren()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Create(ctx, "/b/leaf", nil, framework.WithParentContainers()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete(ctx, "/b/leaf"); err != nil {
+				t.Fatal(err)
+			}
+			waitGone(t, ctx, admin, tc.prefix+"/b") // a container, emptied
+			// The namespace, emptied when /b went, would be reaped by the
+			// next reaping at the latest; two reapings more, the second
+			// begun after the first ended, and it must still be there.
+			for range 2 {
+				canary := "/" + testenv.Uniq("canary")
+				if _, err := admin.Create(ctx, canary+"/x", nil, framework.WithParentContainers()); err != nil {
+					t.Fatal(err)
+				}
+				if err := admin.Delete(ctx, canary+"/x"); err != nil {
+					t.Fatal(err)
+				}
+				waitGone(t, ctx, admin, canary)
+			}
+			for p := tc.prefix; p != "/"; p = framework.ParentPath(p) {
+				if ok, _, err := admin.Exists(ctx, p); err != nil || !ok {
+					t.Fatalf("%s after a reaping: exists %v, %v; want it kept (persistent)", p, ok, err)
+				}
+			}
+		})
+	}
+}
+
+// waitGone waits until the server's container reaper has deleted path.
+func waitGone(t *testing.T, ctx context.Context, c *framework.Client, path string) {
+	t.Helper()
+	testenv.Eventually(t, testenv.WaitLong, "the server reaps "+path, func() error {
+		ok, _, err := c.Exists(ctx, path)
+		if err == nil && ok {
+			err = errors.New("still there")
+		}
+		return err
+	})
 }
