@@ -19,10 +19,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...OpOption) erro
 	if ctx == nil {
 		return &OpError{"delete", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
-	var found bool
-	_, err = call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
-		return struct{}{}, deleteTree(conn, full, do.version, do.children, &found)
-	})
+	err = c.deleteNode(ctx, path, full, do)
 	if err == nil || (do.ignoreMissing && errors.Is(err, zk.ErrNoNode)) {
 		return nil
 	}
@@ -90,15 +87,22 @@ func (d *BackgroundDelete) Wait(ctx context.Context) error { return d.job.wait(c
 
 func (c *Client) deleteInBackgroundJob(path, full string, do opOptions) *bgJob {
 	return c.bg.submit("guaranteed delete "+path, func(ctx context.Context) error {
-		var found bool
-		_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
-			return struct{}{}, deleteTree(conn, full, do.version, do.children, &found)
-		})
+		err := c.deleteNode(ctx, path, full, do)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil
 		}
 		return err
 	})
+}
+
+// deleteNode deletes the node at the server path full (path as the caller
+// named it) in the retry loop, as do asks.
+func (c *Client) deleteNode(ctx context.Context, path, full string, do opOptions) error {
+	var found bool // across the loop's attempts (deleteTree)
+	_, err := call(c, ctx, "delete", path, func(conn *zk.Conn) (struct{}, error) {
+		return struct{}{}, deleteTree(conn, full, do.version, do.children, &found)
+	})
+	return err
 }
 
 // deleteTree deletes a node, its children first if asked. With children,

@@ -86,6 +86,19 @@ func (p *parks) waitParked(t *testing.T, c *driver.Contender, n int, what string
 	testenv.WaitFor(t, testenv.WaitShort, what, func() bool { return p.of(c) >= n })
 }
 
+// enqueueParked enqueues a contender of d and starts its wait, returning
+// it once parked (what), with the channel of the wait's outcome.
+func (p *parks) enqueueParked(t *testing.T, ctx context.Context, d *driver.Driver, what string) (*driver.Contender, <-chan error) {
+	t.Helper()
+	c, err := d.Enqueue(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitOn(ctx, c)
+	p.waitParked(t, c, 1, what)
+	return c, done
+}
+
 // requests counts what the proxy forwarded that a waiter may send.
 func requests(px *zktest.Proxy) (reads, exists, getData int) {
 	return queueReads(px), px.Requests(zktest.OpExists), px.Requests(zktest.OpGetData)
@@ -270,13 +283,8 @@ func TestHandoffNotPastALiveHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := newDriver(t, c, path)
-	w, err := d.Enqueue(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, wDone := pk.enqueueParked(t, ctx, d, "w watching x")
 	defer w.Delete(ctx)
-	wDone := waitOn(ctx, w)
-	pk.waitParked(t, w, 1, "w watching x")
 	if err := x.Delete(ctx); err != nil { // x gives up
 		t.Fatal(err)
 	}
@@ -641,12 +649,7 @@ func TestHandoffNotOnASessionLostAfterTheLookAhead(t *testing.T) {
 	pDone := waitOn(ctx, p)
 	c := testenv.Client(t, px.Addr())
 	d := newDriver(t, c, path)
-	w, err := d.Enqueue(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wDone := waitOn(ctx, w)
-	pk.waitParked(t, w, 1, "w waiting on p, looking ahead at the holder")
+	_, wDone := pk.enqueueParked(t, ctx, d, "w waiting on p, looking ahead at the holder")
 	if err := holder.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -668,13 +671,8 @@ func TestHandoffNotOnASessionLostAfterTheLookAhead(t *testing.T) {
 	}
 
 	q := queueOne(t, ctx, path, false) // a contender that never waits
-	w3, err := d.Enqueue(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w3, w3Done := pk.enqueueParked(t, ctx, d, "w3 waiting on q")
 	defer w3.Delete(ctx)
-	w3Done := waitOn(ctx, w3)
-	pk.waitParked(t, w3, 1, "w3 waiting on q")
 	if err := q.Delete(ctx); err != nil { // q gives up
 		t.Fatal(err)
 	}
@@ -745,12 +743,7 @@ func TestHandoffStaleGoneRecord(t *testing.T) {
 	d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
 	defer d.JoinHandoff()() // the process's entry for the path lives on, as a waiter's would
 	d.SawGone(n.Name())     // an earlier node of that name, gone before the path was made again
-	w, err := d.Enqueue(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := waitOn(ctx, w)
-	pk.waitParked(t, w, 1, "w waiting behind x")
+	w, done := pk.enqueueParked(t, ctx, d, "w waiting behind x")
 	if err := x.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
