@@ -30,6 +30,11 @@ type Contender struct {
 	// (framework.WithParentChildren), nil if it was not (one use: Wait
 	// clears it).
 	listed *Queue
+	// czxid: the incarnation of the lock path our node is in (its czxid):
+	// that of the last reading that listed our node, else of the parent
+	// read behind the create; 0 if unknown. Our going is recorded under it
+	// (handoff.go, 3.).
+	czxid int64
 }
 
 // Node returns the contender's node path.
@@ -61,7 +66,7 @@ func (c *Contender) Delete(ctx context.Context) error {
 // handoff, handoff.go).
 func (c *Contender) gone() {
 	if c.d.handoff {
-		c.d.handoffs.deleted(c.d.path, c.name)
+		c.d.handoffs.deleted(c.d.path, c.czxid, c.name)
 		c.d.last.deleted(c)
 	}
 }

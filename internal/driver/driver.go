@@ -157,9 +157,8 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
 	opts, mark, gap, h, marking := d.createOptions(mode)
-	since := goneClock.Load() // for the reading the create may make (handoff.go, 3.)
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
-	return d.enqueued(&n, err, since, mark, gap, h, marking) // a pointer: n's copy would be in enqueue's frame too
+	return d.enqueued(&n, err, mark, gap, h, marking) // a pointer: n's copy would be in enqueue's frame too
 }
 
 // nodeData is a contender's data: data, or the client's default for nil.
@@ -277,7 +276,7 @@ var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
 // the Contender for n with what its create read of the queue.
 //
 //go:noinline
-func (d *Driver) enqueued(n *framework.Created, err error, since uint64, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
+func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
 	ours := ""
 	if err == nil && d.handoff {
 		ours = framework.NodeName(n.Path)
@@ -290,7 +289,7 @@ func (d *Driver) enqueued(n *framework.Created, err error, since uint64, mark *f
 	c.seq, _ = d.Sequence(c.name)
 	switch {
 	case n.Parent != nil:
-		c.siblings = int(n.Parent.NumChildren)
+		c.siblings, c.czxid = int(n.Parent.NumChildren), n.Parent.Czxid
 		m := n.ParentMark // set by this read, or the one set before it (nil for a driver that does not hand off)
 		if m != nil {
 			d.last.setMark(m)
@@ -298,10 +297,10 @@ func (d *Driver) enqueued(n *framework.Created, err error, since uint64, mark *f
 			m = mark
 		}
 		if c.siblings == 1 && m.Intact() { // a reading: ours alone, read under a mark
-			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}, since: since}, m)
+			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}, czxid: c.czxid}, m)
 		}
 		if n.Children != nil {
-			c.listed = d.queueOf(n.Children, since)
+			c.listed = d.queueOf(n.Children, c.czxid)
 		}
 	case gap:
 		c.known = d.last.after(c)

@@ -107,12 +107,20 @@ func (d *Driver) JoinHandoff() (leave func()) {
 }
 
 // KnowsGone reports whether d's process knows the contender name of d's
-// path gone to d's client.
+// path gone, in any incarnation of the path.
 func (d *Driver) KnowsGone(name string) bool {
 	d.handoffs.mu.Lock()
 	defer d.handoffs.mu.Unlock()
 	h := d.handoffs.keys[d.path]
-	return h != nil && h.goneSince(name, 0)
+	if h == nil {
+		return false
+	}
+	for k := range h.gone {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // OtherProcess makes d's contenders another process's: what d's process
@@ -121,5 +129,6 @@ func (d *Driver) KnowsGone(name string) bool {
 func (d *Driver) OtherProcess() { d.handoffs = newHandoffs() }
 
 // SawGone tells what d's process knows of its path that d's client saw
-// the contender name go, as a waiter's watch does.
-func (d *Driver) SawGone(name string) { d.handoffs.deleted(d.path, name) }
+// the contender name of the path's incarnation czxid go, as a waiter's
+// watch does.
+func (d *Driver) SawGone(czxid int64, name string) { d.handoffs.deleted(d.path, czxid, name) }

@@ -111,7 +111,7 @@ func (l *lastRead) after(c *Contender) *reading {
 	if r := l.released.Load(); r != nil {
 		released = r.name
 	}
-	q := &Queue{entries: make([]entry, 0, lq.Len()+1), since: lq.since}
+	q := &Queue{entries: make([]entry, 0, lq.Len()+1), czxid: lq.czxid}
 	for _, e := range lq.entries {
 		if e.name != released {
 			q.entries = append(q.entries, e)

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gocurator/curator/framework"
 )
@@ -25,32 +24,43 @@ import (
 //  2. So the contenders lower than ours now are among those of our last
 //     reading of the queue, which was sent after our node was made (a
 //     shared read is never older than its call).
-//  3. A protected name, every contender's (ours, Curator's, go-zookeeper's
-//     Lock's: a random UUID per create), names one node of one ensemble,
-//     and a deleted one never comes back (a protected create that retries
-//     makes a new sequence), so a contender seen deleted once is gone for
-//     good. The process sees deletions in ZooKeeper's order through the
-//     watches of its waiters (NodeDeleted, or a getData that finds no
-//     node) and its own releases (a delete that succeeded); these are kept
-//     per path while anyone of the process waits or creates there (the
-//     newest only: one not kept reads the queue), and known to every
-//     client of the process (several sessions of one process contend as
-//     one then). But the path, a container, is reaped once empty and made
-//     again with its sequence numbers from 0, while a create of ours is
-//     in flight or a waiter whose node went is still registered: a name
-//     seen gone may then be back, holding, in a later reading. A name not
-//     protected is never kept (a foreign "lock-0000000000"; two clients
-//     may also reach two ensembles). A protected one may come back too: a
-//     create retried after its first node went with its session keeps its
-//     UUID (Curator's and ours: CURATOR-498), and on a path made again
-//     its sequence may be the same. So a reading counts as gone only the
-//     names recorded after it was sent (Queue.since, goneClock): a name in
-//     the reading was there when the server answered it, so its going
-//     seen after that, on the reading's connection, is that node's; seen
-//     on another client's connection (the process's other sessions), a
-//     deletion older than the reading could arrive after it only from a
-//     connection late by a whole reaping (the server's container check,
-//     60 s by default) or from a server of an ensemble that far behind.
+//  3. A contender is known gone only as a node of one incarnation of
+//     the lock path. A reading is a getChildren whose reply carries the
+//     path's stat, so it names the path's incarnation, its czxid
+//     (Queue.czxid). Within one incarnation a sequential name is made
+//     once: the sequence comes from the parent's counter, which only
+//     grows, and every contender is made sequential (1.). So the pair
+//     (czxid, name) names one node, and a node deleted never comes back.
+//     Names do recur across incarnations: the path, a container, is
+//     reaped at the server's next container check once empty (anywhere
+//     from 0 to znode.container.checkIntervalMs after it empties) and
+//     made again with its counter back at 0, and a protected create
+//     retried after its first node went with its session keeps its UUID
+//     (Curator's and ours: CURATOR-498), as a foreign client's may, so
+//     "_c_U-lock-0000000000" can name two nodes in turn. Every record of a
+//     going is therefore made under the incarnation of the reading that
+//     listed the name (the waiter's watch on pred or the contender before
+//     it, NodeDeleted or a getData that found no node: set after that
+//     reading's reply on its session, so it tells that the node listed
+//     was deleted after it was read; our own delete that succeeded, under
+//     the incarnation of the last reading that listed our node), and
+//     counts only for a reading of the same incarnation. Such a record is
+//     a fact about one node, true from whichever session of the process
+//     learnt it and whenever: the records are shared by every client of
+//     the process, with no clock (several sessions of one process contend
+//     as one). Kept per path while anyone of the process waits or creates
+//     there (the newest only: one not kept reads the queue). A name not
+//     protected is never kept (a foreign "lock-0000000000": one an
+//     operator might make again by hand, not sequentially); nor one under
+//     an unknown incarnation (czxid 0).
+//     Relies on: every contender node sequential (handoffSafe), and the
+//     reading's names and stat from one server state (getChildren2).
+//     Broken by: a node made by hand, not sequentially, with a protected
+//     contender name used before on the same incarnation of the path (its
+//     UUID copied). Attacked by: TestHandoffLateRecordOfAReapedPath (a
+//     lagging session's late record of a name back on a path made again,
+//     proxy and paused-member forms), TestHandoffStaleGoneRecord,
+//     TestHandoffForeign* (foreign contenders' names).
 //  4. Our own node must still be there (someone may have deleted it while
 //     we waited; then our successor may be handed the lock too). A
 //     framework.Mark on our node, set while we wait, proves it without a
@@ -110,15 +120,15 @@ func newHandoffs() *handoffs { return &handoffs{keys: map[string]*handoff{}} }
 
 type handoff struct {
 	path     string
-	users    int                 // waiters
-	creating []creator           // contenders' creates in flight, per client (none with n 0)
-	inline   [1]creator          // creating's first: an uncontended create allocates no slice
-	gone     map[string]uint64   // known gone (3.): protected names only, with the goneClock of their record
-	order    []string            // gone's names, oldest first
-	dropped  int                 // names dropped from order's front so far: order[i] is name number dropped+i
-	joins    []joinAt            // when the waiters still there joined, oldest first
-	ours     map[string]struct{} // the process's contenders that hand off there (5.)
-	lone     string              // or the first of them, while it is the only one
+	users    int                  // waiters
+	creating []creator            // contenders' creates in flight, per client (none with n 0)
+	inline   [1]creator           // creating's first: an uncontended create allocates no slice
+	gone     map[goneKey]struct{} // known gone (3.): protected names only, each of one incarnation
+	order    []goneKey            // gone's names, oldest first
+	dropped  int                  // names dropped from order's front so far: order[i] is name number dropped+i
+	joins    []joinAt             // when the waiters still there joined, oldest first
+	ours     map[string]struct{}  // the process's contenders that hand off there (5.)
+	lone     string               // or the first of them, while it is the only one
 }
 
 // creator counts one client's creates in flight on a path, and whether
@@ -135,10 +145,12 @@ func (h *handoff) creatorOf(c *framework.Client) int {
 	return slices.IndexFunc(h.creating, func(k creator) bool { return k.c == c })
 }
 
-// goneClock numbers the records of gone names, process-wide. A reading
-// keeps its value from just before it was sent (Queue.since) and counts as
-// gone only the names recorded after that (3.).
-var goneClock atomic.Uint64
+// goneKey names one contender node: its name on one incarnation of the
+// lock path, that path's czxid (3.).
+type goneKey struct {
+	czxid int64
+	name  string
+}
 
 // oursMax bounds an entry's ours: a name whose going is never told (its
 // delete left to the background) stays until its entry goes, which a path
@@ -295,10 +307,10 @@ func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours str
 	hs.drop(h)
 }
 
-// deleted records that a contender of path is gone, if anyone of the
-// process waits or creates there (the newest names only: goneMin) and its
-// name is protected (3.).
-func (hs *handoffs) deleted(path, name string) {
+// deleted records that the contender name of path's incarnation czxid is
+// gone, if anyone of the process waits or creates there (the newest names
+// only: goneMin), its name is protected and its incarnation known (3.).
+func (hs *handoffs) deleted(path string, czxid int64, name string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h := hs.keys[path]
@@ -309,32 +321,33 @@ func (hs *handoffs) deleted(path, name string) {
 		h.lone = ""
 	}
 	delete(h.ours, name)
-	if _, ok := h.gone[name]; ok || !framework.IsProtected(name) {
+	k := goneKey{czxid, name}
+	if _, ok := h.gone[k]; ok || czxid == 0 || !framework.IsProtected(name) {
 		return
 	}
 	if h.gone == nil {
-		h.gone = map[string]uint64{} // made by the first: most entries are a create's alone
+		h.gone = map[goneKey]struct{}{} // made by the first: most entries are a create's alone
 	}
-	h.gone[name] = goneClock.Add(1)
-	h.order = append(h.order, name)
+	h.gone[k] = struct{}{}
+	h.order = append(h.order, k)
 	oldest := h.dropped + len(h.order) // no waiter: none is needed
 	if len(h.joins) > 0 {
 		oldest = h.joins[0].at
 	}
 	for len(h.order) > max(goneMin, 2*h.users) && (h.dropped < oldest || len(h.order) > goneMax) {
 		delete(h.gone, h.order[0])
-		h.order[0] = ""
+		h.order[0] = goneKey{}
 		h.order = h.order[1:]
 		h.dropped++
 	}
 }
 
 // goneBefore reports whether every contender before index i of q is
-// known gone since q was read. q keeps how far it has found them gone, so
+// known gone, as a node of q's incarnation. q keeps how far it has found them gone, so
 // that a thousand waiters of one reading check each name once between
 // them.
 func (hs *handoffs) goneBefore(h *handoff, q *Queue, i int) bool {
-	return hs.allBefore(q, i, &q.gone, func(name string) bool { return h.goneSince(name, q.since) })
+	return hs.allBefore(q, i, &q.gone, func(name string) bool { return h.goneIn(q.czxid, name) })
 }
 
 // allBefore reports whether ok holds for every contender before index i
@@ -351,17 +364,17 @@ func (hs *handoffs) allBefore(q *Queue, i int, from *int, ok func(name string) b
 	return true
 }
 
-// goneSince reports whether name is known gone by a record made after
-// the goneClock was since; hs.mu held.
-func (h *handoff) goneSince(name string, since uint64) bool {
-	at, ok := h.gone[name]
-	return ok && at > since
+// goneIn reports whether the contender name of the path's incarnation
+// czxid is known gone; hs.mu held.
+func (h *handoff) goneIn(czxid int64, name string) bool {
+	_, ok := h.gone[goneKey{czxid, name}]
+	return ok && czxid != 0
 }
 
 // toldBefore reports whether every contender before index i of q is
-// known gone since q was read or one of the process's that hands off,
+// known gone (as a node of q's incarnation) or one of the process's that hands off,
 // which tells its own going (5.): then no look-ahead is needed. q keeps
 // how far it has found them so.
 func (hs *handoffs) toldBefore(h *handoff, q *Queue, i int) bool {
-	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.goneSince(name, q.since) })
+	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.goneIn(q.czxid, name) })
 }

@@ -519,8 +519,8 @@ func TestHandoffGoneNamesAcrossClients(t *testing.T) {
 	defer a.JoinHandoff()()
 	protected := framework.ProtectedName(framework.NewProtectedID(), "lock-0000000001")
 	plain := "lock-0000000002"
-	a.SawGone(protected)
-	a.SawGone(plain)
+	a.SawGone(1, protected)
+	a.SawGone(1, plain)
 	for _, c := range []struct {
 		d     *driver.Driver
 		name  string
@@ -728,13 +728,15 @@ func TestWaitNotHeldOnceTheSessionIsLost(t *testing.T) {
 	}
 }
 
-// A name recorded gone before a reading was sent is not gone for that
-// reading: the path, a container, may have been reaped and made again
-// since, and a protected create retried after its first node went keeps
-// its UUID, so the same name may be back, holding (handoff.go, 3.). Here N
-// is first in line while the process holds a stale record of its going; w
-// waits behind X. When X goes, w must not hold: it reads the queue again,
-// and waits on N.
+// A name recorded gone on another incarnation of the path is not gone
+// for a reading of this one: the path, a container, may have been reaped
+// and made again, and a protected create retried after its first node
+// went keeps its UUID, so the same name may be back, holding (handoff.go,
+// 3.). Here N is first in line while the process holds a record of its
+// name's going on an earlier incarnation (czxid one less than the path's
+// now); w waits behind X. When X goes, w must not hold: it reads the
+// queue again, and waits on N. TestHandoffLateRecordOfAReapedPath makes
+// such a record for real.
 func TestHandoffStaleGoneRecord(t *testing.T) {
 	pk := countParks(t)
 	ctx := testenv.Ctx(t, testenv.WaitLong)
@@ -742,7 +744,11 @@ func TestHandoffStaleGoneRecord(t *testing.T) {
 	n, x := queueOne(t, ctx, path, true), queueOne(t, ctx, path, true)
 	d := newDriver(t, testenv.Client(t, testenv.Shared().ConnectString()), path)
 	defer d.JoinHandoff()() // the process's entry for the path lives on, as a waiter's would
-	d.SawGone(n.Name())     // an earlier node of that name, gone before the path was made again
+	_, st, err := d.Client().Children(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SawGone(st.Czxid-1, n.Name()) // an earlier node of that name, gone before the path was made again
 	w, done := pk.enqueueParked(t, ctx, d, "w waiting behind x")
 	if err := x.Delete(ctx); err != nil {
 		t.Fatal(err)

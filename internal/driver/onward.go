@@ -54,6 +54,6 @@ func (c *Contender) onward(r *round) {
 	}
 	seq, _ := c.d.Sequence(r.pred) // a name the predicate chose: a contender's
 	if i, ok := r.q.find(seq, r.pred); ok {
-		r.next = &Queue{entries: r.q.entries[i+1:], since: r.q.since}
+		r.next = &Queue{entries: r.q.entries[i+1:], czxid: r.q.czxid}
 	}
 }

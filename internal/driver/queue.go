@@ -12,9 +12,9 @@ import (
 // reading a queue of thousands make many of them).
 type Queue struct {
 	entries []entry
-	since   uint64 // goneClock when the read was sent: only names recorded gone after it count as gone (handoff.go, 3.)
-	gone    int    // how many of the first contenders are known gone (handoff.go; under handoffs.mu)
-	told    int    // how many of the first are known gone or the process's own (handoff.go, 5.; under handoffs.mu)
+	czxid   int64 // the lock path's czxid in the read (its incarnation); 0 if unknown: nothing counts as gone then (handoff.go, 3.)
+	gone    int   // how many of the first contenders are known gone (handoff.go; under handoffs.mu)
+	told    int   // how many of the first are known gone or the process's own (handoff.go, 5.; under handoffs.mu)
 }
 
 type entry struct{ seq, name string }
@@ -33,9 +33,9 @@ func compareEntries(a, b entry) int {
 }
 
 // queueOf sorts the contenders among children (others are left out), a
-// reading sent when goneClock was since.
-func (d *Driver) queueOf(children []string, since uint64) *Queue {
-	q := &Queue{entries: make([]entry, 0, len(children)), since: since}
+// reading of the lock path's incarnation czxid (0: unknown).
+func (d *Driver) queueOf(children []string, czxid int64) *Queue {
+	q := &Queue{entries: make([]entry, 0, len(children)), czxid: czxid}
 	for _, ch := range children {
 		if seq, ok := d.Sequence(ch); ok {
 			q.entries = append(q.entries, entry{seq, ch})

@@ -12,15 +12,14 @@ import (
 
 // queueW reads the contenders with a child watch set by the same read.
 func (d *Driver) queueW(ctx context.Context) (*Queue, *framework.Watch, error) {
-	since := goneClock.Load()
-	names, _, w, err := d.client.ChildrenW(ctx, d.path)
+	names, st, w, err := d.client.ChildrenW(ctx, d.path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return &Queue{}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return d.queueOf(names, since), w, nil
+	return d.queueOf(names, st.Czxid), w, nil
 }
 
 // queueShared reads the contenders through a read shared with every other
@@ -79,8 +78,8 @@ type flight struct {
 	done  chan struct{} // closed once names and err are set
 	names []string
 	err   error
-	since uint64 // goneClock just before the read was sent
-	users int    // callers waiting for it to be sent
+	czxid int64 // the path's czxid in the answer (its incarnation)
+	users int   // callers waiting for it to be sent
 
 	mu     sync.Mutex
 	first  keyedQueue   // the answer sorted for the first contender-name set asking (usually the only one)
@@ -105,7 +104,7 @@ func (f *flight) queue(d *Driver) *Queue {
 			return kq.q
 		}
 	}
-	q := d.queueOf(f.names, f.since)
+	q := d.queueOf(f.names, f.czxid)
 	if f.first.q == nil {
 		f.first = keyedQueue{d.key, q}
 	} else {
@@ -163,8 +162,11 @@ func (s *sharedReads) join(ctx context.Context, key readKey) (*flight, error) {
 			if testHookRead != nil {
 				testHookRead(ctx)
 			}
-			f.since = goneClock.Load()
-			f.names, _, f.err = key.client.Children(ctx, key.path)
+			var st *framework.Stat
+			f.names, st, f.err = key.client.Children(ctx, key.path)
+			if f.err == nil {
+				f.czxid = st.Czxid
+			}
 			s.mu.Lock()
 			// Done, then idle, in one step: a sharer that finds the path
 			// idle must find f done too, or it would send f again.

@@ -223,7 +223,7 @@ func (c *Contender) aheadFired(r *round, ev framework.Event) bool {
 		r.ahead = nil
 	}
 	if ev.Type == framework.EventNodeDeleted {
-		c.d.handoffs.deleted(c.d.path, r.aheadName)
+		c.d.handoffs.deleted(c.d.path, r.q.czxid, r.aheadName)
 		if first, _ := c.predFirst(r); first {
 			return true
 		}
@@ -448,7 +448,7 @@ func (c *Contender) handedOff(ctx context.Context, r *round, notified bool) (boo
 		}
 		return false, nil
 	}
-	c.d.handoffs.deleted(c.d.path, r.pred)
+	c.d.handoffs.deleted(c.d.path, r.q.czxid, r.pred)
 	if first, _ := c.predFirst(r); !first {
 		woken() // the queue is read again
 		return false, nil
@@ -473,6 +473,9 @@ func (c *Contender) decide(q *Queue, with []*Contender) (Decision, error) {
 	ours, ok := q.find(c.seq, c.name)
 	if !ok {
 		return Decision{}, c.vanished()
+	}
+	if q.czxid != 0 {
+		c.czxid = q.czxid // the incarnation our node is in: it is listed there
 	}
 	for _, o := range with {
 		if _, ok := q.find(o.seq, o.name); !ok {
