@@ -113,6 +113,44 @@ func (c *Client) MarkOn(path string) *Mark {
 	return m
 }
 
+// MaxParentMarks bounds the parent marks (WithParentMark) a client keeps
+// at once: data watches on the parents of its creates, which nobody waits
+// on and go-zookeeper cannot remove. On a container parent (a lock path)
+// a mark ends when the server reaps it; on a persistent one (made by an
+// operator, an older Curator, or a namespace's parent) it would stay
+// until the session ends, one per path the client ever locked. A create
+// asking for a mark on a parent that has none while the client keeps
+// this many reads the parent's stat alone (Created.ParentMark nil), as
+// WithParentStat does: a lock there decides on reads, never on a mark.
+const MaxParentMarks = 64
+
+// roomForParentMark reports whether a parent mark may be set on key: the
+// server holds a data watch there already, or fewer than MaxParentMarks
+// parent marks are kept. If so, the entry of key (made by newMark) counts
+// as a parent mark from now on.
+func (w *watchMux) roomForParentMark(key watchKey) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.entries[key]
+	if e != nil && (e.armed || e.parent) {
+		e.parent = true
+		return true
+	}
+	n := 0
+	for _, o := range w.entries {
+		if o.parent {
+			n++
+		}
+	}
+	if n >= MaxParentMarks {
+		return false
+	}
+	if e != nil {
+		e.parent = true
+	}
+	return true
+}
+
 // keepMark records m on its watch, for MarkOn, if the watch is still armed.
 func (w *watchMux) keepMark(m *Mark) {
 	w.mu.Lock()

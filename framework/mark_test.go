@@ -3,6 +3,7 @@ package framework_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -185,5 +186,53 @@ func TestMarkNode(t *testing.T) {
 	}
 	if armed, waiters := c.WatchStats(); armed != 0 || waiters != 0 {
 		t.Errorf("%d watches, %d waiters left once the marked node is gone", armed, waiters)
+	}
+}
+
+// A client keeps at most MaxParentMarks parent marks (issue 38, 4.): a
+// lock on a persistent path marks it for good (go-zookeeper cannot remove
+// a watch), so a client that locks many such paths would hold one server
+// watch per path until its session ends. Past the bound a create reads
+// the parent's stat alone; a parent already marked is marked again for
+// free (the server keeps one watch per node and kind).
+func TestParentMarksBounded(t *testing.T) {
+	ns := framework.WithNamespace(testenv.Uniq("marks"))
+	c := newClient(t, testenv.Shared().ConnectString(), ns)
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	lock := func(i int) *framework.Created {
+		t.Helper()
+		p := fmt.Sprintf("/p%03d", i)
+		if _, err := c.Create(ctx, p, nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+		n, err := c.CreateNode(ctx, p+"/n-", nil, framework.WithMode(framework.ModeEphemeralSequential),
+			framework.WithProtection(), framework.WithParentMark())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, n.Path); err != nil {
+			t.Fatal(err)
+		}
+		return &n
+	}
+	paths := framework.MaxParentMarks + 36
+	for i := range paths {
+		n := lock(i)
+		if marked := n.ParentMark != nil; marked != (i < framework.MaxParentMarks) {
+			t.Fatalf("create %d under a persistent parent: marked %v, want %v (MaxParentMarks %d)", i, marked, i < framework.MaxParentMarks, framework.MaxParentMarks)
+		}
+		if n.Parent == nil {
+			t.Fatalf("create %d: no parent stat", i)
+		}
+	}
+	if n := lock(0); n.ParentMark == nil {
+		t.Errorf("a parent marked already is not marked again")
+	}
+	wc, err := testenv.Shared().WatchesBySession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(wc[c.Session().ID()]); got != framework.MaxParentMarks {
+		t.Errorf("server data watches of the session after locking %d persistent paths: %d, want MaxParentMarks (%d)", paths, got, framework.MaxParentMarks)
 	}
 }

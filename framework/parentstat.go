@@ -37,6 +37,10 @@ func (c *Client) readParentBehind(p *createPlan) *parentRead {
 		// Before the create is queued: the mark holds only if the create
 		// and this read are answered on that connection.
 		r.mark, r.w = c.newMark(p.parentFull, ParentPath(p.userPath))
+		if !c.watches.roomForParentMark(r.mark.key) { // MaxParentMarks: the stat alone
+			r.w.Stop()
+			r.mark, r.w = nil, nil
+		}
 	}
 	r.done = l.expect(p.full, func() { go r.run() })
 	return r
