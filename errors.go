@@ -79,6 +79,12 @@ var (
 	// SharedCount; Election.Campaign while another Campaign of the same
 	// Election waits.
 	ErrBusy = errors.New("already in use")
+
+	// ErrPanic: a function the caller gave a recipe to run in the
+	// background panicked (a leader Selector's function); the recipe
+	// recovered it, and the error carries the panic's value and stack
+	// (errors.As it into *leader.PanicError).
+	ErrPanic = errors.New("panicked")
 )
 
 // invalidPath is ErrInvalidPath: a kind of ErrInvalidArgument.

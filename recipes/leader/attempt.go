@@ -47,11 +47,7 @@ func (e *engine) campaign(ctx context.Context, c *driver.Contender) (*driver.Con
 			c = drop(ctx, c) // it goes with its session
 		}
 		if c == nil {
-			// The create is not cancelled with ctx (it is bounded by the
-			// clean-up timeout): a create cut short would leave its node to
-			// the client's background clean-up, after Close had returned.
-			// Made, the node is deleted below if ctx ended meanwhile.
-			cctx, cancel := recipe.CleanupContext(ctx)
+			cctx, cancel := e.createContext(ctx)
 			var err error
 			c, err = e.d.Enqueue(cctx, e.data)
 			cancel()
@@ -103,6 +99,24 @@ func (e *engine) campaign(ctx context.Context, c *driver.Contender) (*driver.Con
 			return fail(err)
 		}
 	}
+}
+
+// createContext is the context of our node's create. It is not cancelled
+// with ctx (it is bounded by the clean-up timeout): a create cut short
+// would leave its node to the client's background clean-up, after Close
+// had returned; made, the node is deleted by campaign if ctx ended
+// meanwhile. Except while the client has never had a session: no create
+// can have reached a server then (the client sends nothing before its
+// first session; one that races it is found and deleted by that clean-up),
+// and waiting for a server that may never answer would hold Close up.
+func (e *engine) createContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancel := recipe.CleanupContext(ctx)
+	stop := context.AfterFunc(ctx, func() {
+		if e.client.Session() == nil {
+			cancel()
+		}
+	})
+	return cctx, func() { stop(); cancel() }
 }
 
 // drop gives c up: its node is deleted, gone or not. A node of a session

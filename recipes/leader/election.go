@@ -56,7 +56,8 @@ func NewElection(client *framework.Client, path, id string, opts ...Option) (*El
 // the current term's context; called while another Campaign waits, it
 // fails with curator.ErrBusy. A ctx that ends while our node's create is
 // in flight is heard once the create is answered (at most
-// recipe clean-up's 5 s, with a server that does not answer), so that a
+// recipe clean-up's 5 s, with a server that does not answer; at once while
+// the client has never connected: nothing can have been made), so that a
 // node made is deleted before Campaign returns, never after.
 func (el *Election) Campaign(ctx context.Context) (context.Context, error) {
 	h, err := el.e.campaignTerm(ctx)

@@ -160,6 +160,17 @@ func (e *engine) errClosed() error {
 	return fmt.Errorf("leader: %s: %w", e.path, curator.ErrClosed)
 }
 
+// clientClosed reports whether the client is closed: nobody can take part
+// on it any more.
+func (e *engine) clientClosed() bool {
+	select {
+	case <-e.client.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 // send gives the owner a command and waits for its reply.
 func (e *engine) send(m cmd) reply {
 	if !e.start() {
@@ -317,7 +328,11 @@ func (e *engine) event(s *state, ev event) {
 			s.joined = false
 			return
 		}
-		// A latch takes part until it is closed: try again after a pause.
+		// A latch takes part until it is closed: try again after a pause,
+		// unless its client is closed (Await says so).
+		if e.clientClosed() {
+			return
+		}
 		e.client.Logger().Warn("leader: taking part in the election failed; trying again", "path", e.path, "id", e.id, "err", ev.err)
 		gen := s.gen
 		s.retryAt = startTimer(s.pause.next(), func() { e.post(event{gen: gen, kind: evRetry}) })

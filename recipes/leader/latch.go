@@ -92,8 +92,9 @@ func (l *Latch) AddListener(li Listener) (remove func()) {
 
 // Await blocks until the latch leads, and returns the leader context
 // (cancelled when this term of leadership ends, see Latch), or ctx's error
-// (wrapped), or an error wrapping curator.ErrClosed once the latch is
-// closed (Curator's EOFException). Before Start it waits for Start.
+// (wrapped), or an error wrapping curator.ErrClosed once the latch or its
+// client is closed (Curator's EOFException). Before Start it waits for
+// Start.
 func (l *Latch) Await(ctx context.Context) (context.Context, error) {
 	if ctx == nil {
 		return nil, recipe.ErrNilContext
@@ -103,11 +104,14 @@ func (l *Latch) Await(ctx context.Context) (context.Context, error) {
 		switch {
 		case closed:
 			return nil, l.e.errClosed()
+		case l.e.clientClosed():
+			return nil, fmt.Errorf("leader: %s: await: client %w", l.e.path, curator.ErrClosed)
 		case t != nil:
 			return t.Context(), nil
 		}
 		select {
 		case <-changed:
+		case <-l.e.client.Done():
 		case <-ctx.Done():
 			return nil, fmt.Errorf("leader: %s: await: %w", l.e.path, ctx.Err())
 		}

@@ -3,7 +3,10 @@ package leader_test
 import (
 	"context"
 	"errors"
+	"net"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -341,4 +344,101 @@ func TestLatchTermLostJustBeforeClose(t *testing.T) {
 			t.Errorf("%v: the listener heard %v, want [leader not]", mode, got)
 		}
 	}
+}
+
+// Await once the latch's client is closed returns an error wrapping
+// curator.ErrClosed at once: an Await waiting when the client closes, and
+// one made after, on a latch that led. (Before, both waited for their ctx:
+// the latch kept trying to take part on a closed client.)
+func TestLatchAwaitAfterClientClose(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	ca := testenv.Client(t, testenv.Shared().ConnectString())
+	cb := testenv.Client(t, testenv.Shared().ConnectString())
+	a, _ := leader.NewLatch(ca, path, "a")
+	b, _ := leader.NewLatch(cb, path, "b")
+	startLatch(t, a)
+	if _, err := a.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	startLatch(t, b)
+	testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := a.Participants(ctx); return len(ps) == 2 })
+	bctx := &doneAsked{Context: ctx, asked: make(chan struct{})}
+	waiting := make(chan error, 1)
+	go func() { _, err := b.Await(bctx); waiting <- err }()
+	<-bctx.asked // b's Await waits
+	if err := cb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.Recv(t, waiting, testenv.WaitShort, "b's waiting Await to end on its client's Close"); !errors.Is(err, curator.ErrClosed) {
+		t.Fatalf("b's waiting Await across its client's Close: %v, want ErrClosed", err)
+	}
+	if err := ca.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := make(chan error, 1)
+	go func() { _, err := a.Await(ctx); after <- err }()
+	if err := testenv.Recv(t, after, testenv.WaitShort, "a's Await after its client's Close"); !errors.Is(err, curator.ErrClosed) {
+		t.Fatalf("a's Await after its client's Close: %v, want ErrClosed", err)
+	}
+	for _, l := range []*leader.Latch{a, b} {
+		if err := l.Close(); err != nil {
+			t.Errorf("%s's Close after its client's: %v", l.ID(), err)
+		}
+	}
+}
+
+// Close of a latch whose client never connected (nothing listens at its
+// address) returns at once, its node's create in flight or not: no create
+// can have reached a server, so nothing is left to delete. (Before, Close
+// waited for the create to give up: the clean-up timeout, 5 s.)
+func TestLatchCloseOnANeverConnectedClient(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := testenv.ClientNoWait(t, addr)
+	l, err := leader.NewLatch(c, testenv.Path(t, "/leader"), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "the latch's create in flight", func() bool { return inStack("leader.(*engine).campaign", "(*Client).CreateNode") })
+	start := time.Now()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Close took %v with a client that never connected, want under 1s", d)
+	}
+	if _, err := l.Await(testenv.Ctx(t, testenv.WaitShort)); !errors.Is(err, curator.ErrClosed) {
+		t.Fatalf("Await after Close: %v", err)
+	}
+}
+
+// inStack reports whether some goroutine's stack holds every one of frames.
+func inStack(frames ...string) bool {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		all := true
+		for _, f := range frames {
+			all = all && strings.Contains(g, f)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

@@ -77,7 +77,8 @@ func WithAutoRequeue() Option {
 }
 
 // WithOnError calls fn with every error a Selector meets in the background:
-// its function's errors and failed attempts to take part (which it retries
+// its function's errors and panics (a *PanicError, wrapping
+// curator.ErrPanic) and failed attempts to take part (which it retries
 // with a pause). Default: logged by the client's logger. Selector only.
 func WithOnError(fn func(error)) Option {
 	return func(o *options) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/gocurator/curator"
@@ -27,6 +28,11 @@ import (
 // the connection-state error policy calls an error cancels leadership
 // (LeaderSelectorListenerAdapter), and cancellation cannot come too early
 // or too late (CURATOR-54, -518): it is one context.
+//
+// A panic in the function is recovered, and the turn ends as if the
+// function had returned it as an error (our node deleted at once, the next
+// turn queued or not as below): a *PanicError, with the value and the
+// stack, reported through WithOnError (errors.Is curator.ErrPanic).
 //
 // Each turn is a new campaign: after the function returns, the selector
 // takes part again only if WithAutoRequeue was given or Requeue is called
@@ -201,7 +207,7 @@ func (s *Selector) run() {
 		}
 		s.interrupt, s.fnDone = cancel, fnDone
 		s.mu.Unlock()
-		ferr := s.fn(fctx)
+		ferr := s.call(fctx)
 		close(fnDone)
 		s.mu.Lock()
 		s.interrupt, s.fnDone = nil, nil
@@ -220,6 +226,36 @@ func (s *Selector) run() {
 	}
 }
 
+// call runs the function; a panic in it is recovered into a *PanicError,
+// so that the turn ends as if it had returned that error.
+func (s *Selector) call(ctx context.Context) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return s.fn(ctx)
+}
+
 // testHookWon, set only by tests, runs on the selector's goroutine when it
 // has won a term, before it runs the function.
 var testHookWon func()
+
+// PanicError is the error a Selector reports (WithOnError) when its
+// function panics: it wraps curator.ErrPanic, and the panic's value if
+// that is an error.
+type PanicError struct {
+	Value any    // what the function panicked with
+	Stack []byte // the stack of the panic (runtime/debug.Stack)
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", p.Value, p.Stack) }
+
+// Is reports whether target is curator.ErrPanic.
+func (p *PanicError) Is(target error) bool { return target == curator.ErrPanic }
+
+// Unwrap returns the panic's value if it is an error, else nil.
+func (p *PanicError) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}

@@ -3,6 +3,7 @@ package leader_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -206,3 +207,80 @@ func TestSelectorClosedBetweenWinAndFunction(t *testing.T) {
 		t.Fatal("the function ran after Close had let the term go")
 	}
 }
+
+// A panic in the function is recovered: reported through WithOnError as an
+// error wrapping curator.ErrPanic that carries the value and the stack, and
+// the turn ends at once as if the function had returned: our node is
+// deleted, so the next in line leads while our session lives on, and with
+// auto-requeue we take part again. (Before, the panic killed the process,
+// and the group was leaderless until the server expired its session.)
+func TestSelectorFunctionPanics(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := testenv.Path(t, "/leader")
+	ca := testenv.Client(t, testenv.Shared().ConnectString())
+	errs := make(chan error, 10)
+	running, bInLine := make(chan struct{}, 10), make(chan struct{})
+	var turns atomic.Int32
+	a, err := leader.NewSelector(ca, path, "a", func(fctx context.Context) error {
+		running <- struct{}{}
+		if turns.Add(1) == 1 {
+			<-bInLine
+			panicInTurn("boom")
+		}
+		<-fctx.Done()
+		return nil
+	}, leader.WithAutoRequeue(), leader.WithOnError(func(err error) { errs <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	bLeads, bRelease := make(chan struct{}, 1), make(chan struct{})
+	b, err := leader.NewSelector(testenv.Client(t, testenv.Shared().ConnectString()), path, "b", func(fctx context.Context) error {
+		bLeads <- struct{}{}
+		select {
+		case <-bRelease:
+		case <-fctx.Done():
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Recv(t, running, testenv.WaitShort, "a's first turn")
+	first := a.Node()
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "b in line", func() bool { ps, _ := a.Participants(ctx); return len(ps) == 2 })
+	close(bInLine) // a's function panics
+
+	err = testenv.Recv(t, errs, testenv.WaitShort, "the panic reported")
+	var pe *leader.PanicError
+	if !errors.Is(err, curator.ErrPanic) || !errors.As(err, &pe) {
+		t.Fatalf("reported %v, want a *leader.PanicError wrapping curator.ErrPanic", err)
+	}
+	if pe.Value != "boom" || !strings.Contains(string(pe.Stack), "panicInTurn") || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("the panic's value %v, stack %q, error %q", pe.Value, pe.Stack, err)
+	}
+	testenv.Recv(t, bLeads, testenv.WaitShort, "b leading after a's panic")
+	if ca.Session().Lost() {
+		t.Fatal("a's session was lost: b led by its expiry, not by a's release")
+	}
+	if ok, _, err := ca.Exists(ctx, first); err != nil || ok {
+		t.Fatalf("a's node %s after the panic: exists %v (%v)", first, ok, err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "a requeued", func() bool { n := a.Node(); return n != "" && n != first })
+	close(bRelease)
+	testenv.Recv(t, running, testenv.WaitShort, "a's second turn")
+	testenv.NotYet(t, errs, "another error")
+}
+
+// panicInTurn panics with v: its name is in the stack the panic's error
+// carries.
+//
+//go:noinline
+func panicInTurn(v any) { panic(v) }
