@@ -41,7 +41,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		"k": c.ks, "w": c.ws, "w_go": c.wsGo, "n": c.n, "ops": c.ops, "warmup": c.warmup, "warmup_n": c.warmupN, "warmup_time_ms": c.warmupTime.Milliseconds(),
 		"hold_us": c.hold.Microseconds(), "check": c.check, "check_hold_us": c.checkHold.Microseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
-		"ensemble": c.ensemble, "server_jvm": c.serverJVM, "latency_us": c.latency.Microseconds(),
+		"ensemble": c.ensemble, "server_jvm": c.serverJVM, "latency_us": c.latency.Microseconds(), "off": c.off,
 	}}
 	self, err := os.Executable()
 	if err != nil {

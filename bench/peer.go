@@ -6,12 +6,18 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+
+	"github.com/gocurator/curator/internal/driver"
 )
 
 // profileEnv, set to a file name, has a Go peer process write a CPU
 // profile of its whole run there (issue 16: profile before and after each
 // change, on the workload the table measures).
 const profileEnv = "GOCURATOR_BENCH_CPUPROFILE"
+
+// offEnv names gocurator's engine shortcuts turned off (--off), for the
+// peer processes.
+const offEnv = "GOCURATOR_BENCH_OFF"
 
 // peerMain is one peer process of a Go peer: one workload, one JSON line of
 // results on stdout, the exit status telling how it went (measure.go).
@@ -28,6 +34,10 @@ func peerMain(c *config, stdout io.Writer) int {
 	}
 	if !supports(c.peer, c.workload) {
 		fmt.Fprintf(os.Stderr, "%s has no recipe for %s\n", c.peer, c.workload)
+		return exitUsage
+	}
+	if err := driver.SetShortcutsOff(os.Getenv(offEnv)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return exitUsage
 	}
 	if f := os.Getenv(profileEnv); f != "" {

@@ -57,7 +57,7 @@ func New(client *framework.Client, path, name string, pred Predicate, sortNames 
 		sortNames = []string{name}
 	}
 	d := &Driver{client: client, path: path, name: name, names: sortNames, key: strings.Join(sortNames, "\x00"),
-		pred: pred, handoff: handoffSafe(pred, sortNames), handoffs: process}
+		pred: pred, handoff: handoffSafe(pred, sortNames) && !off.handoff, handoffs: process}
 	return d, nil
 }
 
@@ -179,7 +179,7 @@ func (d *Driver) nodeData(data []byte) []byte {
 //
 //go:noinline
 func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff, marking bool) {
-	gap = d.handoff && d.last.ready()
+	gap = d.handoff && d.last.ready() && !off.gap
 	mark = d.last.marked()
 	if d.handoff && !gap {
 		mark = d.intactMark()
@@ -221,6 +221,9 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 		// The parent's stat, in the same round trip: a node that is its
 		// path's only child decides without reading the queue (Wait).
 		parent = parentStat
+	}
+	if off.parent {
+		parent = parentNone
 	}
 	if testHookCreating != nil {
 		testHookCreating(d, gap)

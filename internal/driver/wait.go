@@ -389,7 +389,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err error) {
 	first, i := c.predFirst(r)
 	name := ""
-	if !first && i > 0 && !c.d.handoffs.toldBefore(r.ho, r.q, i) {
+	if !first && i > 0 && !off.lookAhead && !c.d.handoffs.toldBefore(r.ho, r.q, i) {
 		name = r.q.Name(i - 1)
 	}
 	if r.ahead != nil && r.aheadName != name {
