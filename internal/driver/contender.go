@@ -66,7 +66,7 @@ func (c *Contender) Delete(ctx context.Context) error {
 // handoff, handoff.go).
 func (c *Contender) gone() {
 	if c.d.handoff {
-		c.d.handoffs.deleted(c.d.path, c.czxid, c.name)
+		c.d.handoffs.deleted(c.d.client, c.d.path, c.czxid, c.name)
 		c.d.last.deleted(c)
 	}
 }

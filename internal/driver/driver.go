@@ -215,7 +215,7 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 		// each would make its own reading anyway, a round trip later.
 		parent = parentList
 	case crowded:
-		// Not when another contender of the process is there (creating,
+		// Not when another contender of the client is there (creating,
 		// or waiting to hand off): then ours is unlikely to be alone.
 	case !d.busy.Load():
 		// The parent's stat, in the same round trip: a node that is its
@@ -284,7 +284,7 @@ func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark,
 	if err == nil && d.handoff {
 		ours = framework.NodeName(n.Path)
 	}
-	d.handoffs.created(h, d.client, marking, ours)
+	d.handoffs.created(h, marking, ours)
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func SetGoneMin(n int) (restore func()) {
 // handoff, as another waiter of the process would be, so that what the
 // process knows is kept; the returned func leaves.
 func (d *Driver) JoinHandoff() (leave func()) {
-	h, at := d.handoffs.join(d.path, "")
+	h, at := d.handoffs.join(d.client, d.path, "")
 	return func() { d.handoffs.leave(h, at) }
 }
 
@@ -111,7 +111,7 @@ func (d *Driver) JoinHandoff() (leave func()) {
 func (d *Driver) KnowsGone(name string) bool {
 	d.handoffs.mu.Lock()
 	defer d.handoffs.mu.Unlock()
-	h := d.handoffs.keys[d.path]
+	h := d.handoffs.keys[handoffKey{d.client, d.path}]
 	if h == nil {
 		return false
 	}
@@ -131,4 +131,4 @@ func (d *Driver) OtherProcess() { d.handoffs = newHandoffs() }
 // SawGone tells what d's process knows of its path that d's client saw
 // the contender name of the path's incarnation czxid go, as a waiter's
 // watch does.
-func (d *Driver) SawGone(czxid int64, name string) { d.handoffs.deleted(d.path, czxid, name) }
+func (d *Driver) SawGone(czxid int64, name string) { d.handoffs.deleted(d.client, d.path, czxid, name) }

@@ -44,12 +44,15 @@ import (
 //     reading's reply on its session, so it tells that the node listed
 //     was deleted after it was read; our own delete that succeeded, under
 //     the incarnation of the last reading that listed our node), and
-//     counts only for a reading of the same incarnation. Such a record is
-//     a fact about one node, true from whichever session of the process
-//     learnt it and whenever: the records are shared by every client of
-//     the process, with no clock (several sessions of one process contend
-//     as one). Kept per path while anyone of the process waits or creates
-//     there (the newest only: one not kept reads the queue). A name not
+//     counts only for a reading of the same incarnation: a fact about
+//     one node, true whenever it is asked, with no clock. Records are kept
+//     per client and path, while anyone of that client waits or creates
+//     there (the newest only: one not kept reads the queue), never shared
+//     between the sessions of a process: sound now that a record names
+//     one node, the sharing bought nothing where services run (K processes
+//     of one session each: issue 38, 2.; docs/performance.md), and a
+//     record is then always of the session whose readings it counts for.
+//     Kept (the newest only: one not kept reads the queue). A name not
 //     protected is never kept (a foreign "lock-0000000000": one an
 //     operator might make again by hand, not sequentially); nor one under
 //     an unknown incarnation (czxid 0).
@@ -60,7 +63,9 @@ import (
 //     UUID copied). Attacked by: TestHandoffLateRecordOfAReapedPath (a
 //     lagging session's late record of a name back on a path made again,
 //     proxy and paused-member forms), TestHandoffStaleGoneRecord,
-//     TestHandoffForeign* (foreign contenders' names).
+//     TestHandoffGoneNamesAcrossClients, TestAdversarialMutex (foreign
+//     contenders of Curator's, go-zookeeper's and plain names, operator
+//     deletes, the path reaped mid-queue).
 //  4. Our own node must still be there (someone may have deleted it while
 //     we waited; then our successor may be handed the lock too). A
 //     framework.Mark on our node, set while we wait, proves it without a
@@ -76,19 +81,23 @@ import (
 //     when our predecessor may come to hold, we learn it at once: known
 //     gone (3.), and if that makes our predecessor first we wait on it
 //     alone; if not (we do not know of the others before it: they are
-//     another process's), we read the queue again then, while our
+//     another client's), we read the queue again then, while our
 //     predecessor holds, rather than after it has gone. So between
 //     processes too a handoff is the notification alone. A waiter watches
 //     at most two contenders and its own node, and each contender is
 //     watched by at most two waiters: no herd. No look-ahead when every
 //     contender before our predecessor is known gone or one of this
-//     process's that hands off (the "ours" of its path): each of those
+//     client's that hands off (the "ours" of its path): each of those
 //     tells its own going when its delete succeeds (3.), so a queue of one
-//     process's contenders, however many sessions they have, watches one
-//     contender and its own node per waiter. One whose going is not told
-//     (its delete left to the background, its session lost) makes the
-//     waiter read the queue again: slower, never wrong, since "ours"
-//     decides no hold.
+//     client's contenders watches one contender and its own node per
+//     waiter. One whose going is not told (its delete left to the
+//     background, its session lost) makes the waiter read the queue
+//     again: slower, never wrong, since "ours" decides no hold.
+//     Relies on: 3. and 4. alone for a hold; the look-ahead decides only
+//     when to read. Attacked by: TestHandoffAcrossProcessesReadsNothing,
+//     TestHandoffLookAheadAlreadyGone,
+//     TestHandoffNotOnASessionLostAfterTheLookAhead (a session lost
+//     while the look-ahead waits), TestHandoffRecordsPerClient.
 //
 // If every contender before our predecessor in that reading is known gone,
 // and our predecessor is gone, and our node is not: we are the lowest, and
@@ -104,45 +113,37 @@ func handoffSafe(pred Predicate, names []string) bool {
 	return len(names) == 1 && reflect.ValueOf(pred).Pointer() == reflect.ValueOf(firstHolds).Pointer()
 }
 
-// handoffs is what the process knows of deleted contenders, per path,
-// while anyone waits or creates there; its own contenders there; how many
-// of each client create there, and whether one of them reads the parent
-// for a mark.
+// handoffs is what each client of the process knows of deleted
+// contenders, per path, while it waits or creates there; its own
+// contenders there; how many of its creates are in flight there, and
+// whether one of them reads the parent for a mark.
 type handoffs struct {
 	mu   sync.Mutex
-	keys map[string]*handoff
+	keys map[handoffKey]*handoff
+}
+
+// handoffKey is one client's path: what one client knows is its own (3.).
+type handoffKey struct {
+	c    *framework.Client
+	path string
 }
 
 // process is this process's (every Driver's but a test's: OtherProcess).
 var process = newHandoffs()
 
-func newHandoffs() *handoffs { return &handoffs{keys: map[string]*handoff{}} }
+func newHandoffs() *handoffs { return &handoffs{keys: map[handoffKey]*handoff{}} }
 
 type handoff struct {
-	path     string
-	users    int                  // waiters
-	creating []creator            // contenders' creates in flight, per client (none with n 0)
-	inline   [1]creator           // creating's first: an uncontended create allocates no slice
-	gone     map[goneKey]struct{} // known gone (3.): protected names only, each of one incarnation
-	order    []goneKey            // gone's names, oldest first
-	dropped  int                  // names dropped from order's front so far: order[i] is name number dropped+i
-	joins    []joinAt             // when the waiters still there joined, oldest first
-	ours     map[string]struct{}  // the process's contenders that hand off there (5.)
-	lone     string               // or the first of them, while it is the only one
-}
-
-// creator counts one client's creates in flight on a path, and whether
-// one of them reads the parent for a mark.
-type creator struct {
-	c       *framework.Client
-	n       int
-	marking bool
-}
-
-// creatorOf returns the index of c's count in h.creating, -1 if none; hs.mu
-// held.
-func (h *handoff) creatorOf(c *framework.Client) int {
-	return slices.IndexFunc(h.creating, func(k creator) bool { return k.c == c })
+	key     handoffKey
+	users   int                  // waiters
+	creates int                  // the client's contenders' creates in flight there
+	marking bool                 // one of them reads the parent for a mark
+	gone    map[goneKey]struct{} // known gone (3.): protected names only, each of one incarnation
+	order   []goneKey            // gone's names, oldest first
+	dropped int                  // names dropped from order's front so far: order[i] is name number dropped+i
+	joins   []joinAt             // when the waiters still there joined, oldest first
+	ours    map[string]struct{}  // the client's contenders that hand off there (5.)
+	lone    string               // or the first of them, while it is the only one
 }
 
 // goneKey names one contender node: its name on one incarnation of the
@@ -183,25 +184,25 @@ var goneMin = 1024
 // up would otherwise keep every name.
 const goneMax = 1 << 16
 
-// get returns path's entry, made if missing; hs.mu held.
-func (hs *handoffs) get(path string) *handoff {
-	h := hs.keys[path]
+// get returns c's entry of path, made if missing; hs.mu held.
+func (hs *handoffs) get(c *framework.Client, path string) *handoff {
+	k := handoffKey{c, path}
+	h := hs.keys[k]
 	if h == nil {
-		h = &handoff{path: path}
-		h.creating = h.inline[:0]
-		hs.keys[path] = h
+		h = &handoff{key: k}
+		hs.keys[k] = h
 	}
 	return h
 }
 
 // drop forgets h once nobody waits or creates there; hs.mu held.
 func (hs *handoffs) drop(h *handoff) {
-	if h.users == 0 && len(h.creating) == 0 {
-		delete(hs.keys, h.path)
+	if h.users == 0 && h.creates == 0 {
+		delete(hs.keys, h.key)
 	}
 }
 
-// addOurs registers the process's contender name on h; hs.mu held. The
+// addOurs registers the client's contender name on h; hs.mu held. The
 // first stays apart (lone) until a second comes: a map for one would cost
 // every uncontended acquisition an allocation, for nobody to ask.
 func (h *handoff) addOurs(name string) {
@@ -221,7 +222,7 @@ func (h *handoff) addOurs(name string) {
 	h.ours[name] = struct{}{}
 }
 
-// isOurs reports whether name is the process's contender (addOurs); hs.mu
+// isOurs reports whether name is the client's contender (addOurs); hs.mu
 // held.
 func (h *handoff) isOurs(name string) bool {
 	if name == h.lone {
@@ -231,12 +232,12 @@ func (h *handoff) isOurs(name string) bool {
 	return ok
 }
 
-// join registers the waiter of contender name on path, as of the next gone
-// name (at); leave it, with at, when done.
-func (hs *handoffs) join(path, name string) (h *handoff, at int) {
+// join registers the waiter of contender name on c's path, as of the next
+// gone name (at); leave it, with at, when done.
+func (hs *handoffs) join(c *framework.Client, path, name string) (h *handoff, at int) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h = hs.get(path)
+	h = hs.get(c, path)
 	h.users++
 	h.addOurs(name)
 	at = h.dropped + len(h.order)
@@ -265,55 +266,44 @@ func (hs *handoffs) leave(h *handoff, at int) {
 // created (any driver's, handing off or not). wantMark: the create would
 // read the parent for a mark; mark: it may, no other create of the client
 // there is reading one (one at a time). crowded: another create of the
-// process is in flight there, or a waiter that hands off waits (then the
-// new contender is not alone). sibling: another create of the same client
+// client is in flight there, or a waiter of it that hands off waits (then
+// the new contender is not alone). sibling: another create of the client
 // is in flight there (then a reading may be shared: shared.go).
 func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *handoff, mark, crowded, sibling bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h = hs.get(path)
-	crowded = len(h.creating) > 0 || h.users > 0
-	i := h.creatorOf(c)
-	if i < 0 {
-		i, h.creating = len(h.creating), append(h.creating, creator{c: c})
-	}
-	k := &h.creating[i]
-	sibling = k.n > 0
-	k.n++
-	if wantMark && !k.marking {
-		k.marking, mark = true, true
+	h = hs.get(c, path)
+	crowded, sibling = h.creates > 0 || h.users > 0, h.creates > 0
+	h.creates++
+	if wantMark && !h.marking {
+		h.marking, mark = true, true
 	}
 	return h, mark, crowded, sibling
 }
 
-// created ends a create of c registered by create; mark as create said.
+// created ends a create registered by create; mark as create said.
 // ours: the name made, of a contender that hands off ("" if none). The
-// process's own are known while its entry lasts: a contender made alone,
-// held with no waiter of the process there, is forgotten (the next waiters
+// client's own are known while its entry lasts: a contender made alone,
+// held with no waiter of the client there, is forgotten (the next waiters
 // look ahead at it).
-func (hs *handoffs) created(h *handoff, c *framework.Client, mark bool, ours string) {
+func (hs *handoffs) created(h *handoff, mark bool, ours string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if i := h.creatorOf(c); i >= 0 {
-		k := &h.creating[i]
-		if mark {
-			k.marking = false
-		}
-		if k.n--; k.n == 0 {
-			h.creating = slices.Delete(h.creating, i, i+1)
-		}
+	if mark {
+		h.marking = false
 	}
+	h.creates--
 	h.addOurs(ours)
 	hs.drop(h)
 }
 
 // deleted records that the contender name of path's incarnation czxid is
-// gone, if anyone of the process waits or creates there (the newest names
-// only: goneMin), its name is protected and its incarnation known (3.).
-func (hs *handoffs) deleted(path string, czxid int64, name string) {
+// gone, for c, if c waits or creates there (the newest names only:
+// goneMin), its name is protected and its incarnation known (3.).
+func (hs *handoffs) deleted(c *framework.Client, path string, czxid int64, name string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h := hs.keys[path]
+	h := hs.keys[handoffKey{c, path}]
 	if h == nil {
 		return
 	}
@@ -372,7 +362,7 @@ func (h *handoff) goneIn(czxid int64, name string) bool {
 }
 
 // toldBefore reports whether every contender before index i of q is
-// known gone (as a node of q's incarnation) or one of the process's that hands off,
+// known gone (as a node of q's incarnation) or one of the client's that hands off,
 // which tells its own going (5.): then no look-ahead is needed. q keeps
 // how far it has found them so.
 func (hs *handoffs) toldBefore(h *handoff, q *Queue, i int) bool {

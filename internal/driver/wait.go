@@ -101,7 +101,7 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	// under go-zookeeper's request) stays under the 4 KB stack's limit.
 	r := round{o: o, watchAll: o.WatchAll && !o.Try, first: true}
 	if c.d.handoff && !o.Try {
-		r.ho, r.hoAt = c.d.handoffs.join(c.d.path, c.name)
+		r.ho, r.hoAt = c.d.handoffs.join(c.d.client, c.d.path, c.name)
 	}
 	defer r.end(c.d.handoffs)
 	for {
@@ -223,7 +223,7 @@ func (c *Contender) aheadFired(r *round, ev framework.Event) bool {
 		r.ahead = nil
 	}
 	if ev.Type == framework.EventNodeDeleted {
-		c.d.handoffs.deleted(c.d.path, r.q.czxid, r.aheadName)
+		c.d.handoffs.deleted(c.d.client, c.d.path, r.q.czxid, r.aheadName)
 		if first, _ := c.predFirst(r); first {
 			return true
 		}
@@ -448,7 +448,7 @@ func (c *Contender) handedOff(ctx context.Context, r *round, notified bool) (boo
 		}
 		return false, nil
 	}
-	c.d.handoffs.deleted(c.d.path, r.q.czxid, r.pred)
+	c.d.handoffs.deleted(c.d.client, c.d.path, r.q.czxid, r.pred)
 	if first, _ := c.predFirst(r); !first {
 		woken() // the queue is read again
 		return false, nil
