@@ -30,8 +30,9 @@ func doneJob(err error) *bgJob {
 	return j
 }
 
-// wait blocks until j is done (its outcome), the client is closed
-// (curator.ErrClosed) or ctx is done (ctx's error).
+// wait blocks until j is done (its outcome, also after Close if it was
+// done before), the client is closed (curator.ErrClosed) or ctx is done
+// (ctx's error).
 func (j *bgJob) wait(ctx context.Context, closed <-chan struct{}) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)
@@ -42,6 +43,11 @@ func (j *bgJob) wait(ctx context.Context, closed <-chan struct{}) error {
 	select {
 	case <-j.done:
 		return j.err
+	default:
+	}
+	select {
+	case <-closed: // before ctx: a wait on a closed client says so
+		return curator.ErrClosed
 	default:
 	}
 	select {
@@ -223,12 +229,17 @@ func (c *Client) PendingBackground() int {
 	return c.bg.pendingLocked()
 }
 
-// WaitBackground waits until no background operation is pending, or ctx is
-// done. It returns nil when every one is done, curator.ErrClosed if the client was
-// closed with some not done (Close abandons them), or ctx's error.
+// WaitBackground waits until no background operation is pending, the
+// client is closed, or ctx is done. It returns nil when every one is done,
+// curator.ErrClosed once the client is closed (Close abandons what is
+// pending; on a closed client it fails at once, as every call does, even
+// with nothing pending or ctx done), or ctx's error.
 func (c *Client) WaitBackground(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)
+	}
+	if c.isClosed() {
+		return curator.ErrClosed
 	}
 	b := c.bg
 	b.mu.Lock()
@@ -242,6 +253,8 @@ func (c *Client) WaitBackground(ctx context.Context) error {
 			return curator.ErrClosed
 		}
 		return nil
+	case <-c.ctx.Done():
+		return curator.ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -280,8 +280,8 @@ func TestClosedClient(t *testing.T) {
 	if err := c.BlockUntilConnected(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("BlockUntilConnected on a closed client: %v, want ErrClosed", err)
 	}
-	if err := c.WaitBackground(ctx); err != nil {
-		t.Errorf("WaitBackground with nothing pending on a closed client: %v", err)
+	if err := c.WaitBackground(ctx); !errors.Is(err, curator.ErrClosed) {
+		t.Errorf("WaitBackground with nothing pending on a closed client: %v, want ErrClosed", err)
 	}
 	remove := c.AddListener(func(framework.State) { t.Error("listener called on a closed client") })
 	remove()

@@ -161,6 +161,7 @@ func (c *Client) dial() error {
 		return curator.ErrClosed
 	}
 	l := newLink(c.nextGenLocked(), c.opts.dialer, len(c.opts.auths), &c.reads)
+	l.handshake = c.opts.handshakeTimeout()
 	lookup := c.lookupHost
 	c.mu.Unlock()
 	addrs, err := c.resolve(lookup)

@@ -108,3 +108,53 @@ func TestBackgroundDeleteAndClose(t *testing.T) {
 		t.Errorf("WaitBackground after Close abandoned work: %v, want ErrClosed", err)
 	}
 }
+
+// Issue 38 item 5: every call after Close ends with an error wrapping
+// ErrClosed, whatever the client did before and whatever the caller's
+// context: WaitBackground with nothing pending (its work all done before
+// Close) included, and a context already done never wins over ErrClosed.
+func TestEveryCallAfterCloseEndsWithErrClosed(t *testing.T) {
+	ns := testenv.Uniq("afterclose")
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	if _, err := c.Create(ctx, "/gone", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteInBackground("/gone").Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitBackground(ctx); err != nil {
+		t.Fatalf("WaitBackground with its work done, before Close: %v", err)
+	}
+	// A client that never made its namespace: its first create would.
+	fresh := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("afterclose-fresh")))
+	for _, cl := range []*framework.Client{c, fresh} {
+		if err := cl.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	want := func(name string, err error) {
+		t.Helper()
+		if !errors.Is(err, curator.ErrClosed) {
+			t.Errorf("%s after Close: %v, want an error wrapping ErrClosed", name, err)
+		}
+	}
+	for which, cl := range map[string]*framework.Client{"client": c, "fresh client": fresh} {
+		for cname, cctx := range map[string]context.Context{"live ctx": ctx, "done ctx": done} {
+			at := which + ", " + cname + ": "
+			want(at+"WaitBackground", cl.WaitBackground(cctx))
+			want(at+"BlockUntilConnected", cl.BlockUntilConnected(cctx))
+			for name, op := range pathOps(cl) {
+				want(at+name, op(cctx, "/ok"))
+			}
+			_, err := cl.MarkNode(cctx, "/ok")
+			want(at+"MarkNode", err)
+			want(at+"DeleteInBackground then Wait", cl.DeleteInBackground("/ok").Wait(cctx))
+			_, err = cl.Create(cctx, "/ok", nil, framework.WithProtection(), framework.WithParentMark(),
+				framework.WithMode(framework.ModeEphemeralSequential))
+			want(at+"protected Create with a parent mark", err)
+		}
+	}
+}

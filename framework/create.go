@@ -89,6 +89,11 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...O
 // a non-sequential node can return zk.ErrNodeExists if the first attempt
 // had in fact succeeded, and a retried sequential create can leave a
 // duplicate; use WithProtection to be exact (recipes always do).
+//
+// In a sequential mode the path may end with "/": the node is named by its
+// sequence number alone (and its protection, if protected), "/" naming one
+// directly under the root (of the chroot and namespace). A path in
+// ZooKeeper's own subtree is refused before any I/O (CheckCreatePath).
 func (c *Client) CreateNode(ctx context.Context, path string, data []byte, opts ...OpOption) (Created, error) {
 	p, err := c.planCreate(ctx, path, data, opts)
 	if err != nil {
@@ -144,7 +149,15 @@ type createPlan struct {
 	parent     *parentRead // WithParentStat
 }
 
-// planCreate checks a create (before any I/O) and names its node.
+// errCreateRoot refuses a create of "/" in a mode that is not sequential:
+// it names no node.
+var errCreateRoot = fmt.Errorf("%w: cannot create / (a sequential mode makes a node under it)", curator.ErrInvalidPath)
+
+// planCreate checks a create (before any I/O) and names its node. A
+// create of "/" in a sequential mode makes a node directly under the root
+// (of the chroot and namespace) named by its sequence number, after
+// "_c_<uuid>-" if protected: Curator's name for it without a namespace
+// (with one, Curator makes "/_c_<uuid>-<namespace>", beside it).
 func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts []OpOption) (*createPlan, error) {
 	co, err := opOpts("create", createOpts, opts)
 	if err != nil {
@@ -154,10 +167,13 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 	if ttlMode != (co.ttl > 0) || co.ttl < 0 {
 		return nil, &OpError{"create", path, fmt.Errorf("%w: a TTL (%v) goes with, and only with, a TTL mode", curator.ErrInvalidArgument, co.ttl)}
 	}
-	if err := validatePath(path, co.mode.Sequential()); err != nil || path == "/" {
+	if err := validatePath(path, co.mode.Sequential()); err != nil || (path == "/" && !co.mode.Sequential()) {
 		if err == nil {
-			err = fmt.Errorf("%w: cannot create /", curator.ErrInvalidPath)
+			err = errCreateRoot
 		}
+		return nil, &OpError{"create", path, err}
+	}
+	if err := c.paths.checkOwn(path); err != nil {
 		return nil, &OpError{"create", path, err}
 	}
 	if ctx == nil {
@@ -174,7 +190,7 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 		p.id = NewProtectedID()
 		path = JoinPath(ParentPath(path), ProtectedName(p.id, NodeName(path)))
 	}
-	p.full = c.paths.full(path)
+	p.full = c.paths.node(path)
 	p.parentFull = c.paths.full(ParentPath(path))
 	p.acl = co.acl
 	if p.acl == nil {

@@ -18,16 +18,21 @@ import (
 //   - close the sockets to make go-zookeeper's loop return at once when the
 //     link is retired, even while it waits in its handshake (it would
 //     otherwise wait up to 20/3 of the session timeout),
+//   - bound each server's handshake by the connection timeout, so that a
+//     server that accepts but does not answer yet (still starting) costs
+//     that, not go-zookeeper's 10x its read timeout, before the next host
+//     is tried (sock.bound),
 //   - hold back every request of a client configured with credentials until
 //     they have been sent on that TCP connection: never a request as
 //     anonymous,
 //   - keep the session's watches itself, go-zookeeper holding none (see
 //     wirewatch.go: a data race of go-zookeeper's, go-zookeeper/zk#35).
 type link struct {
-	gen      int
-	dial     Dialer
-	needAuth int         // credentials the client sends on each connection
-	reads    *watchReads // the client's watched reads under way
+	gen       int
+	dial      Dialer
+	needAuth  int           // credentials the client sends on each connection
+	reads     *watchReads   // the client's watched reads under way
+	handshake time.Duration // bounds each socket's handshake, from its dial (0: go-zookeeper's)
 
 	negotiated atomic.Int64 // ms granted in the latest handshake
 	lastZxid   atomic.Int64 // of the latest reply read: SetWatches' relative zxid
@@ -139,6 +144,9 @@ func (l *link) dialer(network, address string, timeout time.Duration) (net.Conn,
 		return nil, err
 	}
 	s := &sock{Conn: nc, l: l}
+	if l.handshake > 0 {
+		s.shakeBy = time.Now().Add(l.handshake)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dead {
@@ -201,6 +209,9 @@ type sock struct {
 	rpos, rend int
 	left       int  // bytes of the current packet not yet delivered
 	greeted    bool // the ConnectResponse has been seen
+
+	shakeBy time.Time   // the handshake's deadline (zero: none of ours)
+	shaken  atomic.Bool // the ConnectResponse has been delivered whole
 
 	wmu       sync.Mutex
 	sent      bool     // the ConnectRequest is written
@@ -359,7 +370,32 @@ func (s *sock) Read(p []byte) (int, error) {
 		s.rpos = n
 	}
 	s.left -= n
+	if s.left == 0 && s.greeted && !s.shaken.Load() {
+		s.shaken.Store(true)
+	}
 	return n, err
+}
+
+// SetReadDeadline and SetWriteDeadline cap go-zookeeper's deadlines at
+// the handshake's until its ConnectResponse is read whole.
+func (s *sock) SetReadDeadline(t time.Time) error  { return s.Conn.SetReadDeadline(s.bound(t)) }
+func (s *sock) SetWriteDeadline(t time.Time) error { return s.Conn.SetWriteDeadline(s.bound(t)) }
+
+// bound is deadline t, or the handshake's if that comes first and the
+// handshake is not done. go-zookeeper waits for the length of the
+// ConnectResponse 10x its read timeout, which is 2/3 of the session
+// timeout (27 s at 4 s sessions, 400 s at Curator's 60 s), and for its
+// body with no deadline: a server that accepts connections but does not
+// answer them yet (a server still starting) would hold a re-dial that
+// long before the next host is tried (issue 38).
+func (s *sock) bound(t time.Time) time.Time {
+	if s.shakeBy.IsZero() || s.shaken.Load() {
+		return t
+	}
+	if t.IsZero() || t.After(s.shakeBy) {
+		return s.shakeBy
+	}
+	return t
 }
 
 // Write passes go-zookeeper's packets (one per Write: length, xid, opcode,

@@ -53,15 +53,18 @@ func (o CreateOp) request(c *Client) (any, error) {
 	if err := validatePath(o.Path, o.Mode.Sequential()); err != nil {
 		return nil, err
 	}
-	if o.Path == "/" {
-		return nil, fmt.Errorf("%w: cannot create /", curator.ErrInvalidPath)
+	if o.Path == "/" && !o.Mode.Sequential() {
+		return nil, errCreateRoot
+	}
+	if err := c.paths.checkOwn(o.Path); err != nil {
+		return nil, err
 	}
 	switch o.Mode {
 	case ModePersistent, ModeEphemeral, ModePersistentSequential, ModeEphemeralSequential:
 	default:
 		return nil, fmt.Errorf("%w: mode %d in a transaction", curator.ErrInvalidArgument, o.Mode)
 	}
-	full := c.paths.full(o.Path)
+	full := c.paths.node(o.Path)
 	acl := o.ACL
 	if acl == nil {
 		acl = c.opts.acl.ForPath(c.paths.aclPath(full))

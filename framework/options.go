@@ -98,7 +98,10 @@ func WithSessionTimeout(d time.Duration) Option {
 }
 
 // WithConnectionTimeout sets how long an operation waits for a connection
-// before it is tried anyway (default 15 s, Curator's).
+// before it is tried anyway (default 15 s, Curator's). It also bounds the
+// handshake with each server (at least minHandshake, 1 s): one that
+// accepts the TCP connection but does not answer within it (a server
+// still starting) is left for the next host of the connect string.
 func WithConnectionTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d <= 0 {
@@ -107,6 +110,16 @@ func WithConnectionTimeout(d time.Duration) Option {
 		o.connectionTimeout = d
 	}
 }
+
+// minHandshake is the least time a server's handshake is given, whatever
+// the connection timeout: a handshake cut shorter than a loaded server
+// answers in would only be tried again, and again.
+const minHandshake = time.Second
+
+// handshakeTimeout bounds each server's handshake (link.go): the
+// connection timeout, at least minHandshake. go-zookeeper's own bound,
+// 10x its read timeout, still applies when it is shorter.
+func (o *options) handshakeTimeout() time.Duration { return max(o.connectionTimeout, minHandshake) }
 
 // WithRetryPolicy sets the policy of the retry loop every operation runs in
 // (default: exponential backoff, 100 ms base, 3 retries).

@@ -160,6 +160,16 @@ func (p pather) full(path string) string {
 	return p.prefix + path
 }
 
+// node maps the path of a node to create to the server's path: as full,
+// but "/" (a sequential create's, named by its sequence number alone)
+// names a node directly under the root, "prefix/", as "/a/" does under /a.
+func (p pather) node(path string) string {
+	if path == "/" {
+		return p.prefix + "/"
+	}
+	return p.full(path)
+}
+
 // user maps a server path back to the caller's; paths outside the prefix
 // are returned unchanged.
 func (p pather) user(path string) string {
@@ -185,4 +195,37 @@ func (p pather) aclPath(full string) string {
 		return "/"
 	}
 	return strings.TrimPrefix(full, p.chroot)
+}
+
+// zkSubtree is ZooKeeper's own subtree: its quotas (/zookeeper/quota) and
+// dynamic configuration (/zookeeper/config).
+const zkSubtree = "/zookeeper"
+
+// CheckCreatePath returns nil if Create takes path as the path of a node
+// to make (sequential modes aside, where it may end with "/"), and recipes
+// as the path they make their nodes under: a valid path (ValidatePath)
+// that the server does not see as ZooKeeper's own subtree, /zookeeper or
+// under it, once the client's chroot and namespace are applied. The error
+// wraps curator.ErrInvalidPath for an invalid path, else
+// curator.ErrInvalidArgument. ZooKeeper 3.8 takes any create under
+// /zookeeper but the config node; Curator refuses none: we refuse them
+// all, nothing of a client's belongs there. With a chroot or namespace,
+// "/zookeeper" is an ordinary path of the client's.
+func (c *Client) CheckCreatePath(path string) error {
+	if err := ValidatePath(path); err != nil {
+		return err
+	}
+	return c.paths.checkOwn(path)
+}
+
+// checkOwn refuses a path the server sees in ZooKeeper's subtree (an
+// error wrapping curator.ErrInvalidArgument): Create, CreateNode, a
+// Multi's CreateOp and CheckCreatePath, the one check for them all.
+func (p pather) checkOwn(path string) error {
+	full := p.full(path)
+	if full == zkSubtree || strings.HasPrefix(full, zkSubtree+"/") {
+		return fmt.Errorf("%w: the server path %q is in ZooKeeper's own subtree %s",
+			curator.ErrInvalidArgument, shortPath(full), zkSubtree)
+	}
+	return nil
 }

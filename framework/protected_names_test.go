@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -88,4 +89,110 @@ func TestCreateUnderRoot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Issue 38 item 5: a protected create directly under "/" works as in
+// Curator, whatever its name, the empty one included: "/" with a
+// sequential mode names the node by its sequence number alone, as "/a/"
+// does under /a (protected: "/_c_<uuid>-0000000001", Curator's
+// forPath("/") withProtection), inside the client's namespace or chroot;
+// so does "/x" with every parent read. "/" in a mode that is not
+// sequential names no node: refused.
+func TestProtectedCreateDirectlyUnderRoot(t *testing.T) {
+	ns := testenv.Uniq("rootprot")
+	for _, tc := range []struct {
+		name    string
+		connect string
+		opts    []framework.Option
+	}{
+		{"plain", testenv.Shared().ConnectString(), nil},
+		{"namespace", testenv.Shared().ConnectString(), []framework.Option{framework.WithNamespace(ns)}},
+		{"chroot", testenv.Shared().ConnectString() + "/" + ns + "-chroot", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, tc.connect, tc.opts...)
+			ctx := testenv.Ctx(t, testenv.WaitShort)
+			first, err := c.Create(ctx, "/"+testenv.Uniq("first"), nil, framework.WithParents()) // makes the chroot
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+			made := func(what string, n framework.Created, err error) string {
+				t.Helper()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if framework.ParentPath(n.Path) != "/" {
+					t.Fatalf("%s made %q, not directly under /", what, n.Path)
+				}
+				if ok, _, err := c.Exists(ctx, n.Path); err != nil || !ok {
+					t.Fatalf("%s: %q not there (%v)", what, n.Path, err)
+				}
+				if err := c.Delete(ctx, n.Path); err != nil {
+					t.Fatal(err)
+				}
+				return framework.NodeName(n.Path)
+			}
+			for _, m := range []framework.CreateMode{framework.ModePersistentSequential, framework.ModeEphemeralSequential} {
+				what := fmt.Sprintf("protected %s create of /", modeName(m))
+				n, err := c.CreateNode(ctx, "/", nil, framework.WithProtection(), framework.WithMode(m), framework.WithParentStat())
+				name := made(what, n, err)
+				if !framework.IsProtected(name) || !isSequence(framework.NormalizeName(name)) {
+					t.Fatalf("%s made %q, want _c_<uuid>-<sequence>", what, name)
+				}
+				if n.Parent == nil || n.Parent.NumChildren == 0 {
+					t.Fatalf("%s: parent stat %+v, want the root's, counting the node", what, n.Parent)
+				}
+				what = fmt.Sprintf("%s create of /", modeName(m))
+				n, err = c.CreateNode(ctx, "/", nil, framework.WithMode(m))
+				if name := made(what, n, err); !isSequence(name) {
+					t.Fatalf("%s made %q, want a sequence number alone", what, name)
+				}
+				what = fmt.Sprintf("Multi %s CreateOp of /", modeName(m))
+				res, err := c.Multi(ctx, framework.CreateOp{Path: "/", Mode: m})
+				if err == nil && len(res) == 1 {
+					n = framework.Created{Path: res[0].Path}
+				}
+				if name := made(what, n, err); !isSequence(name) {
+					t.Fatalf("%s made %q, want a sequence number alone", what, name)
+				}
+			}
+			for _, o := range []framework.OpOption{framework.WithParentStat(), framework.WithParentMark(),
+				framework.WithParentChildren(), framework.WithParentContainers()} {
+				n, err := c.CreateNode(ctx, "/"+testenv.Uniq("x"), nil, framework.WithProtection(),
+					framework.WithMode(framework.ModeEphemeral), o)
+				if name := made("protected create of /x", n, err); !framework.IsProtected(name) {
+					t.Fatalf("protected create of /x made %q", name)
+				}
+			}
+			for _, m := range []framework.CreateMode{framework.ModePersistent, framework.ModeEphemeral, framework.ModeContainer} {
+				_, err := c.Create(ctx, "/", nil, framework.WithProtection(), framework.WithMode(m))
+				if !errors.Is(err, curator.ErrInvalidPath) {
+					t.Fatalf("protected create of / in mode %d: %v, want ErrInvalidPath", m, err)
+				}
+			}
+		})
+	}
+	raw := newClient(t, testenv.Shared().ConnectString())
+	ctx := testenv.Ctx(t, testenv.WaitShort)
+	for _, p := range []string{"/" + ns, "/" + ns + "-chroot"} {
+		if err := raw.Delete(ctx, p, framework.WithChildren(), framework.WithIgnoreMissing()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// isSequence reports whether s is a sequence number as ZooKeeper appends it.
+func isSequence(s string) bool {
+	if len(s) != 10 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

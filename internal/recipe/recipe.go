@@ -15,19 +15,21 @@ import (
 )
 
 // CheckArgs returns an error wrapping curator.ErrInvalidArgument (and
-// curator.ErrInvalidPath for a path) when client is nil or path cannot hold
-// a recipe: an invalid path, or / (a recipe's nodes are children of its
-// path; / belongs to everyone). what names the path in the message ("lock",
-// "barrier"...).
+// curator.ErrInvalidPath for an invalid path or /) when client is nil or
+// path cannot hold a recipe: an invalid path, one in ZooKeeper's own
+// subtree /zookeeper once the client's chroot and namespace are applied
+// (framework's CheckCreatePath, Create's own check), or / (a recipe's
+// nodes are children of its path; / belongs to everyone). what names the
+// path in the message ("lock", "barrier"...).
 func CheckArgs(client *framework.Client, what, path string) error {
 	if client == nil {
 		return fmt.Errorf("%w: nil client", curator.ErrInvalidArgument)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return fmt.Errorf("%s path: %w", what, err)
-	}
 	if path == "/" {
 		return fmt.Errorf("%w: the %s path cannot be /", curator.ErrInvalidPath, what)
+	}
+	if err := client.CheckCreatePath(path); err != nil {
+		return fmt.Errorf("%s path: %w", what, err)
 	}
 	return nil
 }
