@@ -52,5 +52,16 @@
 // cancelled is deleted before the call returns (CURATOR-335, CURATOR-462),
 // so no orphan lease ever blocks the semaphore. If someone else deletes a
 // waiting acquirer's node, it starts over with a new one (as Curator does,
-// a few times at most); if its session is lost, the acquire fails.
+// a few times at most); if its session is lost, the acquire fails with
+// the wait's own error (curator.ErrNodeVanished wrapping
+// curator.ErrSessionLost, as a locks.Mutex waiter's), never
+// curator.ErrLockLost, which is for something held. The internal lock's
+// holder watches its own lock node while it holds it: if someone else
+// deletes it, the next acquirer takes the lock and waits for a lease too,
+// so the holder deletes its lease node and starts over, rather than wait
+// beside the other until neither fits (Curator's would both wait for ever).
+// An acquire never returns a lease already lost (its connection suspended
+// under LoseOnSuspend while the internal lock was being released): it
+// returns it and starts over within ctx, or fails with the loss (an error
+// wrapping curator.ErrLockLost) once it has started over a few times.
 package semaphore

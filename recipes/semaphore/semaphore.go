@@ -87,7 +87,8 @@ func (s *Semaphore) Path() string { return s.path }
 // acquire(time, unit), the deadline being ctx's). One exception: a lease
 // create it started early, while it waited for the internal lock
 // (speculate.go), and that is still under way when it fails, is deleted
-// once made, in the background.
+// once made, in the background. A lease it returns is never one known
+// lost already: it starts over instead (see the package doc).
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	leases, err := s.observed(ctx, 1, false) // telemetry.go
 	if err != nil {
@@ -122,9 +123,11 @@ func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.observed(ctx, n, false) // telemetry.go
 }
 
-// maxVanished bounds how often an acquire starts over because a lease node
-// of ours was deleted by someone else while it waited (Curator retries per
-// its retry policy, RETRY_DUE_TO_MISSING_NODE).
+// maxVanished bounds how often an acquire starts over: because a node of
+// ours was deleted by someone else while it waited (a lease node: Curator
+// retries per its retry policy, RETRY_DUE_TO_MISSING_NODE; the internal
+// lock's node: Curator waits on), or because its leases were lost before
+// it could return them.
 const maxVanished = 3
 
 // acquire is Curator's internalAcquire1Lease for n leases at once: take the
@@ -132,6 +135,8 @@ const maxVanished = 3
 // at most the maximum (only the internal lock's holder waits on the leases'
 // children; everyone else waits in the lock's queue), release the lock. On
 // any failure every node made is deleted first (CURATOR-335, CURATOR-462).
+// It never returns a lease known lost (lostAtGrant): it starts over, within
+// ctx, as it does when its internal-lock node is deleted (locked).
 func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("semaphore: %w: lease count %d must be at least 1", curator.ErrInvalidArgument, n)
@@ -142,6 +147,29 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	if s.wake == nil && n > s.max() {
 		return nil, fmt.Errorf("semaphore: %w: %d leases asked of a semaphore of %d", curator.ErrInvalidArgument, n, s.max())
 	}
+	starts := 0
+	for {
+		leases, again, err := s.locked(ctx, n, try, &starts)
+		if err == nil {
+			if err = s.lostAtGrant(ctx, leases); err == nil {
+				return leases, nil
+			}
+			again = true
+		}
+		if !again || starts >= maxVanished || ctx.Err() != nil {
+			return nil, err
+		}
+		starts++
+		s.client.Logger().Warn("semaphore acquire starting over", "path", s.path, "err", err)
+	}
+}
+
+// locked is one hold of the internal lock: take it, make the lease nodes,
+// wait until they are granted (attempt), release it. again says the
+// acquire may start over: the internal lock's node was deleted by someone
+// else while held, so it no longer keeps the next acquirer from waiting
+// beside this one (its lease node is deleted first).
+func (s *Semaphore) locked(ctx context.Context, n int, try bool, starts *int) (_ []*Lease, again bool, _ error) {
 	// The internal lock only keeps acquirers from waiting side by side (two
 	// waiting lease nodes could keep the count above the maximum for ever);
 	// the count rule alone keeps the leases within the maximum. So a
@@ -161,48 +189,96 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	c, err := s.lock.Acquire(ctx, nil, o)
 	if err != nil {
 		sp.discard()
-		return nil, fmt.Errorf("semaphore %s: internal lock: %w", s.path, err)
+		return nil, false, fmt.Errorf("semaphore %s: internal lock: %w", s.path, err)
 	}
-	lock := c.Hold(ctx, driver.HoldOptions{Policy: curator.LoseOnLost})
+	// The holding watches its node (issue 38): deleted by someone else (an
+	// operator), the lock is the next acquirer's, who would wait beside us
+	// for ever once both lease nodes could not fit. Curator does not watch.
+	lock := c.Hold(ctx, driver.HoldOptions{Policy: curator.LoseOnLost, WatchNode: true})
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(lock.Context(), cancel)
 	defer stop()
-	defer func() { // after any clean-up below: no orphan of ours is seen by the next holder
-		rctx, cancel := recipe.CleanupContext(ctx)
-		defer cancel()
-		if err := lock.Release(rctx); err != nil {
-			s.client.Logger().Warn("releasing the semaphore's internal lock", "path", s.path, "err", err)
-		}
-	}()
+	defer s.unlock(ctx, lock) // after any clean-up below: no orphan of ours is seen by the next holder
 
-	for attempt := 0; ; attempt++ {
+	for {
 		made, err := s.attempt(wctx, n, try, sp.take(wctx))
 		sp = nil
 		if err == nil {
-			leases := make([]*Lease, n)
-			for i, c := range made {
-				leases[i] = &Lease{s: s, h: c.Hold(telemetry.Outer(ctx), driver.HoldOptions{Policy: s.opts.Policy})}
-			}
-			return leases, nil
+			return s.leasesOf(ctx, made), false, nil
 		}
 		s.deleteAll(ctx, made)
-		if wctx.Err() == nil && attempt < maxVanished && vanishedNotLost(err, made) {
+		if wctx.Err() == nil && *starts < maxVanished && vanishedNotLost(err, made) {
+			*starts++
 			s.client.Logger().Warn("a lease node vanished while waiting; starting over", "path", s.path, "err", err)
 			continue
 		}
-		switch {
-		case ctx.Err() == nil && wctx.Err() != nil:
-			cause := curator.ErrSessionLost
-			select {
-			case <-s.client.Done():
-				cause = curator.ErrClosed
-			default:
-			}
-			err = fmt.Errorf("%w: internal lock of %s: %w", curator.ErrLockLost, s.path, cause)
+		if ctx.Err() == nil && wctx.Err() != nil {
+			again, err = lockLost(lock, err)
 		}
-		return nil, fmt.Errorf("semaphore %s: acquire: %w", s.path, err)
+		return nil, again, fmt.Errorf("semaphore %s: acquire: %w", s.path, err)
 	}
+}
+
+// lockLost is the error of a wait that the internal lock's loss ended, and
+// whether the acquire may start over: the lock was lost with its session
+// alive, so its node was deleted by someone else (its node watch). The
+// wait's own error wins (its node vanished with the session:
+// ErrNodeVanished wrapping ErrSessionLost, as a locks.Mutex waiter's);
+// else the lock's node vanished, and the error says so as the wait's
+// would. Never curator.ErrLockLost: an acquire held nothing yet.
+func lockLost(lock *driver.Hold, waitErr error) (again bool, err error) {
+	sess := lock.Contender().Session()
+	switch {
+	case !errors.Is(waitErr, context.Canceled):
+		return !sess.Lost() && errors.Is(waitErr, curator.ErrNodeVanished), waitErr
+	case sess.Lost():
+		return false, fmt.Errorf("%w: internal lock node %s: %w", curator.ErrNodeVanished, lock.Node(), sess.Err())
+	}
+	return true, fmt.Errorf("%w: internal lock node %s was deleted while held", curator.ErrNodeVanished, lock.Node())
+}
+
+// unlock releases the internal lock; a loss known already is no news.
+func (s *Semaphore) unlock(ctx context.Context, lock *driver.Hold) {
+	rctx, cancel := recipe.CleanupContext(ctx)
+	defer cancel()
+	lost := lock.IsLost()
+	if err := lock.Release(rctx); err != nil && !lost {
+		s.client.Logger().Warn("releasing the semaphore's internal lock", "path", s.path, "err", err)
+	}
+}
+
+// leasesOf starts holding the granted nodes.
+func (s *Semaphore) leasesOf(ctx context.Context, made []*driver.Contender) []*Lease {
+	leases := make([]*Lease, len(made))
+	for i, c := range made {
+		leases[i] = &Lease{s: s, h: c.Hold(telemetry.Outer(ctx), driver.HoldOptions{Policy: s.opts.Policy})}
+	}
+	return leases
+}
+
+// lostAtGrant checks, once the internal lock is released, that no lease
+// was lost meanwhile (its connection suspended under LoseOnSuspend, its
+// session lost): Acquire never returns a lease known lost (issue 38). If
+// one was, it returns them all (a lost one's node goes in the background)
+// and an error wrapping curator.ErrLockLost, saying why.
+func (s *Semaphore) lostAtGrant(ctx context.Context, leases []*Lease) error {
+	var cause error
+	for _, l := range leases {
+		if l.h.IsLost() {
+			cause = context.Cause(l.h.Context())
+			break
+		}
+	}
+	if cause == nil {
+		return nil
+	}
+	rctx, cancel := recipe.CleanupContext(ctx)
+	defer cancel()
+	for _, l := range leases {
+		l.h.Release(rctx) // nil, pending or the loss: each node goes
+	}
+	return fmt.Errorf("semaphore %s: acquire: lease lost before it was returned: %w", s.path, cause)
 }
 
 // attempt makes the n lease nodes and waits until they are granted
