@@ -31,9 +31,15 @@ const (
 	// Curator's StandardConnectionStateErrorPolicy.
 	LoseOnSuspend SuspendPolicy = iota
 	// LoseOnLost: only a LOST session counts (Curator's
-	// SessionConnectionStateErrorPolicy). Between the server expiring the
-	// session and the client declaring it lost, another process may hold
-	// while this holder has not been told yet: use fencing tokens.
+	// SessionConnectionStateErrorPolicy). A partitioned client declares its
+	// session lost once the session timeout has passed since it sent the
+	// last request the server answered (framework.Session), no later than
+	// the server can expire the session, so the holder is told before
+	// another process can hold, but for the scheduling of the news (Curator
+	// counts from its noticing the disconnect, up to two thirds of the
+	// timeout later, while another process may hold). A process paused
+	// longer (a GC pause, a stopped VM) learns late all the same: use
+	// fencing tokens.
 	LoseOnLost
 )
 

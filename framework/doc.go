@@ -9,9 +9,12 @@
 //     are retried per a retry.Policy; everything else is returned at once);
 //   - connection states with Curator's meaning (CONNECTED, SUSPENDED,
 //     RECONNECTED, LOST), delivered in order to listeners that cannot stall
-//     the client, and LOST declared by the client itself after the session
-//     timeout spent disconnected, since a partitioned client never hears the
-//     server expire it; then a new session is opened;
+//     the client, and LOST declared by the client itself, since a
+//     partitioned client never hears the server expire it: once
+//     disconnected, the session timeout after it sent the last request the
+//     server answered, which is no later than the server can expire the
+//     session (Curator counts from its noticing the disconnect, up to two
+//     thirds of the timeout later); then a new session is opened;
 //   - Session values whose Done channel closes when the session is lost, so
 //     that whatever lives in an ephemeral node (a lock, a lease) can tell;
 //   - protected creates (Curator's "_c_<uuid>-" names, found again after a
@@ -76,8 +79,9 @@
 //     suspended, reconnected, lost, auth_failed.
 //   - zookeeper.client.session.expirations (Int64Counter, {expiration}):
 //     sessions lost by expiry; zookeeper.session.expiration.source =
-//     server (the server said so) or simulated (the client declared it
-//     after the session timeout spent disconnected).
+//     server (the server said so) or simulated (the client declared it,
+//     disconnected, the session timeout after it sent the last request the
+//     server answered).
 //   - zookeeper.client.guaranteed_delete.pending (Int64UpDownCounter,
 //     {operation}): guaranteed deletes and protected-node clean-ups not
 //     done yet, retried in the background (PendingBackground); no

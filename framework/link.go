@@ -26,7 +26,11 @@ import (
 //     they have been sent on that TCP connection: never a request as
 //     anonymous,
 //   - keep the session's watches itself, go-zookeeper holding none (see
-//     wirewatch.go: a data race of go-zookeeper's, go-zookeeper/zk#35).
+//     wirewatch.go: a data race of go-zookeeper's, go-zookeeper/zk#35),
+//   - know when the last request the server answered was sent (lastSent),
+//     from which the client counts the session timeout when disconnected:
+//     the server counts it from the last request it received, which it
+//     received no earlier.
 type link struct {
 	gen       int
 	dial      Dialer
@@ -36,6 +40,7 @@ type link struct {
 
 	negotiated atomic.Int64 // ms granted in the latest handshake
 	lastZxid   atomic.Int64 // of the latest reply read: SetWatches' relative zxid
+	lastSent   atomic.Int64 // monoNow when the latest request answered was sent (0: none yet)
 
 	mu       sync.Mutex
 	dead     bool
@@ -55,6 +60,10 @@ const (
 	opSetAuth    = 100
 	opSetWatches = 101
 )
+
+// watchEventXid is the xid of a watch event: the one packet from the
+// server that answers no request.
+const watchEventXid = -1
 
 // errLinkClosed refuses a dial on a retired link.
 var errLinkClosed = errors.New("framework: connection retired")
@@ -175,6 +184,38 @@ func (l *link) isDead() bool {
 	return l.dead
 }
 
+// monoBase and monoNow are the clock of link.lastSent: monotonic
+// nanoseconds, never 0 once the process runs.
+var monoBase = time.Now().Add(-time.Second)
+
+func monoNow() int64 { return int64(time.Since(monoBase)) }
+
+// lastAnswered returns how long ago the latest request answered on the
+// link (a ConnectRequest, a ping, any request) was sent, and false if none
+// was. The server received that request no earlier, so it cannot expire
+// the session sooner than its timeout after that instant: a client that
+// counts the timeout from here declares the session lost no later than
+// the server can expire it (issue 38), whenever it notices the disconnect.
+func (l *link) lastAnswered() (time.Duration, bool) {
+	at := l.lastSent.Load()
+	if at == 0 {
+		return 0, false
+	}
+	return time.Duration(monoNow() - at), true
+}
+
+// noteAnswered records that a request sent at monoNow sent was answered.
+// Replies of one connection are read in turn, but a retired connection's
+// reader may still be at its last packet: the latest sending wins.
+func (l *link) noteAnswered(sent int64) {
+	for {
+		old := l.lastSent.Load()
+		if sent <= old || l.lastSent.CompareAndSwap(old, sent) {
+			return
+		}
+	}
+}
+
 // timeout returns the session timeout granted in the latest handshake.
 func (l *link) timeout() time.Duration {
 	return time.Duration(l.negotiated.Load()) * time.Millisecond
@@ -213,11 +254,69 @@ type sock struct {
 	shakeBy time.Time   // the handshake's deadline (zero: none of ours)
 	shaken  atomic.Bool // the ConnectResponse has been delivered whole
 
+	// When each request written and not yet answered was sent, in the order
+	// written; the reply of an xid takes the earliest of that xid (the
+	// server answers a session's requests in order, but a setAuth at once,
+	// and pings all have xid -2). Written on go-zookeeper's sending
+	// goroutine (and by handshake), taken on the reading one.
+	smu      sync.Mutex
+	inflight []sendStamp
+	head     int          // inflight[:head] are taken
+	connSent atomic.Int64 // monoNow when the ConnectRequest was written
+
 	wmu       sync.Mutex
 	sent      bool     // the ConnectRequest is written
 	sid       int64    // the session id it asked to resume (0: a new session)
 	auths     int      // setAuth requests written
 	afterAuth [][]byte // SetWatches to write once the credentials are
+}
+
+// sendStamp is when the request of an xid was written.
+type sendStamp struct {
+	xid int32
+	at  int64 // monoNow
+}
+
+// stamp records that the request p (length, xid, ...) is being written:
+// before the write, so that its reply cannot be read first.
+func (s *sock) stamp(p []byte) {
+	if len(p) < 8 {
+		return
+	}
+	st := sendStamp{xid: int32(binary.BigEndian.Uint32(p[4:8])), at: monoNow()}
+	s.smu.Lock()
+	if s.head > 0 && len(s.inflight) == cap(s.inflight) {
+		s.inflight = s.inflight[:copy(s.inflight, s.inflight[s.head:])]
+		s.head = 0
+	}
+	s.inflight = append(s.inflight, st)
+	s.smu.Unlock()
+}
+
+// replied takes the sending time of the request that a reply of xid
+// answers (the earliest written of that xid) and records it on the link.
+func (s *sock) replied(xid int32) {
+	s.smu.Lock()
+	at := int64(0)
+	for i := s.head; i < len(s.inflight); i++ {
+		if s.inflight[i].xid != xid {
+			continue
+		}
+		at = s.inflight[i].at
+		if i == s.head {
+			s.head++
+		} else {
+			s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
+		}
+		if s.head == len(s.inflight) {
+			s.inflight, s.head = s.inflight[:0], 0
+		}
+		break
+	}
+	s.smu.Unlock()
+	if at != 0 {
+		s.l.noteAnswered(at)
+	}
 }
 
 // readAhead is the size of a socket's read-ahead buffer: a few packets of
@@ -270,7 +369,11 @@ func (s *sock) packet() error {
 	if total < 20 {
 		return nil // not a reply: go-zookeeper will say so
 	}
-	switch xid := int32(binary.BigEndian.Uint32(h[4:8])); {
+	xid := int32(binary.BigEndian.Uint32(h[4:8]))
+	if xid != watchEventXid {
+		s.replied(xid)
+	}
+	switch {
 	case xid >= 0:
 		if z := int64(binary.BigEndian.Uint64(h[8:16])); z > 0 {
 			s.l.lastZxid.Store(z)
@@ -278,7 +381,7 @@ func (s *sock) packet() error {
 		if s.l.npending.Load() > 0 {
 			s.l.answered(xid, int32(binary.BigEndian.Uint32(h[16:20])))
 		}
-	case xid == -1 && total <= maxEvent: // a watch event: type, state, path
+	case xid == watchEventXid && total <= maxEvent: // a watch event: type, state, path
 		if err := s.peek(total); err != nil {
 			return err
 		}
@@ -320,6 +423,9 @@ func (s *sock) handshake(h []byte, total int) error {
 	if len(h) < 20 {
 		return nil
 	}
+	if at := s.connSent.Load(); at != 0 {
+		s.l.noteAnswered(at) // the server touched the session on reading the ConnectRequest
+	}
 	if t := int32(binary.BigEndian.Uint32(h[8:12])); t > 0 {
 		s.l.negotiated.Store(int64(t))
 	}
@@ -336,6 +442,7 @@ func (s *sock) handshake(h []byte, total int) error {
 
 func (s *sock) writeAll(pkts [][]byte) error {
 	for _, p := range pkts {
+		s.stamp(p)
 		if _, err := s.Conn.Write(p); err != nil {
 			return err
 		}
@@ -412,6 +519,7 @@ func (s *sock) Write(p []byte) (int, error) {
 		if len(p) >= 28 {
 			s.sid = int64(binary.BigEndian.Uint64(p[20:28]))
 		}
+		s.connSent.Store(monoNow())
 		return s.Conn.Write(p)
 	}
 	authed := false
@@ -440,6 +548,7 @@ func (s *sock) Write(p []byte) (int, error) {
 		// this one, once this packet is: behind the create either way.
 		s.l.writing(p)
 	}
+	s.stamp(p)
 	n, err := s.Conn.Write(p)
 	if h := sockWriteHook.Load(); h != nil {
 		(*h)(p)

@@ -207,8 +207,16 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithSessionExpirationPercent sets after which share of the session timeout
-// spent disconnected the client declares the session LOST itself (Curator's
+// the client, disconnected, declares the session LOST itself (Curator's
 // simulatedSessionExpirationPercent, default 100). It must be in (0, 100].
+// The share is counted from the sending of the last request the server
+// answered (a ping when idle: go-zookeeper pings every third of the
+// timeout), not, as in Curator, from the noticing of the disconnect, which
+// comes up to two thirds of the timeout after the last reply. The server
+// counts its timeout from the last request it received, which it received
+// no earlier, so at 100 the session is declared lost no later than the
+// server can expire it; a smaller share leaves the rest of the timeout as
+// a margin (for a holder slow to act on the news).
 func WithSessionExpirationPercent(p int) Option {
 	return func(o *options) {
 		if p <= 0 || p > 100 {

@@ -155,8 +155,9 @@ func TestProtectedEphemeralNotAdoptedAfterSessionChange(t *testing.T) {
 func testNotAdopted(t *testing.T, mode framework.CreateMode) {
 	ns := testenv.Uniq("protected498")
 	p := zktest.StartProxy(t, testenv.Shared().Addr())
-	// The client declares the session lost after 30% of its 10 s timeout
-	// spent disconnected, while the server keeps it for the full 10 s: the
+	// The client declares the session lost, disconnected, 30% of its 10 s
+	// timeout after it sent the last request answered, while the server
+	// keeps it for the full 10 s after receiving that request: the
 	// old session's node is still there when the client retries in its
 	// new session.
 	c, log := newRecordedClient(t, p.Addr(), framework.WithNamespace(ns),

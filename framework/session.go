@@ -9,9 +9,14 @@ import (
 // Session is one ZooKeeper session of a Client. Ephemeral nodes (lock and
 // lease nodes) live exactly as long as the session that made them, so a
 // recipe holding such a node watches its Session: Done is closed when the
-// session is lost (expired, declared lost after the session timeout spent
-// disconnected, or ended by Close; Err says which), and Suspended when its
-// connection is in doubt. A new session after expiry is a new Session value.
+// session is lost (expired, declared lost by the client, or ended by Close;
+// Err says which), and Suspended when its connection is in doubt. The
+// client declares it lost when, disconnected, the session timeout has
+// passed since it sent the last request the server answered: the server,
+// which counts from the last request it received, cannot have expired it
+// sooner, so a holder told on Done is told no later than another process
+// can take what it holds (but for its own delivery of the news). A new
+// session after expiry is a new Session value.
 type Session struct {
 	id     int64
 	ctx    context.Context // cancelled when the session is lost, cause its Err
@@ -55,9 +60,11 @@ func (s *Session) Err() error {
 
 // Timeout returns the session timeout the server granted (negotiated
 // within its minSessionTimeout and maxSessionTimeout, so possibly less than
-// asked with WithSessionTimeout). The client declares the session LOST after
-// this long spent disconnected (times WithSessionExpirationPercent), as
-// Curator 5 does. It is 0 if the server's answer could not be read.
+// asked with WithSessionTimeout). The client, disconnected, declares the
+// session LOST this long (times WithSessionExpirationPercent) after it sent
+// the last request the server answered; Curator 5 counts the same timeout
+// from its noticing the disconnect, later. It is 0 if the server's answer
+// could not be read.
 func (s *Session) Timeout() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -13,8 +13,10 @@ const (
 	// with a new session).
 	StateReconnected
 	// StateLost: the session is gone: expired as the server said, or declared
-	// lost by the client after being disconnected for the session timeout.
-	// Ephemeral nodes of that session are gone, or about to be.
+	// lost by the client, disconnected, once the session timeout has passed
+	// since it sent the last request the server answered (no later than the
+	// server can expire it). Ephemeral nodes of that session are gone, or
+	// about to be.
 	StateLost
 	// StateReadOnly: connected to a read-only server. go-zookeeper cannot ask
 	// for read-only mode, so this client never reports it; it is here so that

@@ -103,7 +103,7 @@ func (c *Client) endAttempt(a *telemetry.Op, err error) {
 func (c *Client) noteServerExpiry() { c.noteExpiry(telemetry.ExpiryServer) }
 
 // noteSimulatedExpiry counts the loss of the current session the client
-// declares after the session timeout spent disconnected (c.mu held).
+// declares itself (onExpireTimerLocked; c.mu held).
 func (c *Client) noteSimulatedExpiry() { c.noteExpiry(telemetry.ExpirySimulated) }
 
 func (c *Client) noteExpiry(source string) {

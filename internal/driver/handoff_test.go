@@ -702,7 +702,7 @@ func TestWaitNotHeldOnceTheSessionIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Declared lost 1 s after the connection drops; the server keeps the
+	// Declared lost 1 s after its last answered request was sent; the server keeps the
 	// session 10 s.
 	c := testenv.Client(t, px.Addr(), framework.WithSessionTimeout(10*time.Second), framework.WithSessionExpirationPercent(10))
 	w, err := newDriver(t, c, path).Enqueue(ctx, nil)

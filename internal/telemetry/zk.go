@@ -44,7 +44,7 @@ const (
 // Expiry sources.
 const (
 	ExpiryServer    = "server"    // the server said the session expired
-	ExpirySimulated = "simulated" // the client declared it lost after the session timeout spent disconnected
+	ExpirySimulated = "simulated" // the client declared it lost: disconnected, the session timeout past since its last answered request was sent
 )
 
 // opBuckets are the advisory boundaries of db.client.operation.duration
@@ -69,7 +69,7 @@ func (z *zkInstruments) init(p *Provider) {
 		"Duration of ZooKeeper operations, one sample per attempt of the retry loop.", opBuckets)
 	z.transitions = counter(m, MetricTransitions, "{transition}", "Connection state changes of the client, by new state.")
 	z.expirations = counter(m, MetricExpirations, "{expiration}",
-		"Sessions lost by expiry: told by the server, or declared by the client after the session timeout spent disconnected.")
+		"Sessions lost by expiry: told by the server, or declared by the client once disconnected past the session timeout since its last answered request was sent.")
 	z.pending = upDown(m, MetricPendingDelete, "{operation}",
 		"Guaranteed deletes (and protected-node clean-ups) not yet done, retried in the background.")
 	z.tracer = p.tracer(ScopeFramework)

@@ -207,8 +207,8 @@ func TestLatchAwaitBeforeStartEndsOnClose(t *testing.T) {
 	}
 }
 
-// A latch whose session the client declared lost (the session timeout
-// spent disconnected) takes part again with a new node, and deletes its
+// A latch whose session the client declared lost (disconnected, the
+// session timeout past since its last answered request was sent) takes part again with a new node, and deletes its
 // old one first: the server keeps the old session until it expires it,
 // and the old node, left in line, would keep everyone behind it waiting
 // that long (Curator's reset deletes it too, CURATOR-696). Here b holds,

@@ -47,9 +47,11 @@ func (m CloseMode) valid() bool { return m == CloseSilent || m == CloseNotifyLea
 
 // WithSuspendPolicy sets when leadership counts as lost (default
 // curator.LoseOnSuspend: as soon as the connection is suspended, before the
-// server may expire the session; curator.LoseOnLost: only once the session
-// is lost, which leaves a window in which another participant may already
-// lead: use the fencing token).
+// server may expire the session; curator.LoseOnLost: only once the client
+// declares the session lost, which it does no later than the server can
+// expire it (counted from the sending of its last answered request), yet
+// the news reaches the leader's code a moment later: use the fencing
+// token).
 func WithSuspendPolicy(p curator.SuspendPolicy) Option { return func(o *options) { o.SetPolicy(p) } }
 
 // WithOnEnqueue calls fn with the path of each node the participant makes,
