@@ -75,6 +75,12 @@ type Created struct {
 	// lost meanwhile: go-zookeeper may then send the read in a new session);
 	// nil when Parent is.
 	Children []string
+	// Zxid is, with Parent, the create's transaction zxid (from its
+	// reply), 0 if unknown. Parent.Pzxid == Zxid proves that no child of
+	// the parent was made or deleted between the create and the read of
+	// Parent (the server sets pzxid at each): Parent.NumChildren then
+	// counts the new node and those there before it, exactly.
+	Zxid int64
 }
 
 // Create makes a node and returns its path (with the sequence number for
@@ -116,9 +122,10 @@ func (p *createPlan) created(v createResult, pending <-chan outcome[createResult
 		parent   *Stat
 		mark     *Mark
 		children []string
+		zxid     int64
 	)
 	if p.parent != nil {
-		parent, mark, children = p.parent.result(err == nil && v.first)
+		parent, mark, children, zxid = p.parent.result(err == nil && v.first)
 	}
 	if err != nil {
 		if p.co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
@@ -126,7 +133,7 @@ func (p *createPlan) created(v createResult, pending <-chan outcome[createResult
 		}
 		return Created{}, err
 	}
-	n := Created{Path: c.paths.user(v.path), Parent: parent, ParentMark: mark, Children: children}
+	n := Created{Path: c.paths.user(v.path), Parent: parent, ParentMark: mark, Children: children, Zxid: zxid}
 	if p.co.mode.Ephemeral() {
 		n.Session = c.sessionFor(v.sid)
 	}

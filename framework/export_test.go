@@ -64,6 +64,13 @@ func SetSockWriteHook(f func(p []byte)) (restore func()) {
 	return func() { sockWriteHook.Store(old) }
 }
 
+// SetParentReadHook sets a hook run before a parent read behind a create
+// is sent (the create written); it returns the undo.
+func SetParentReadHook(f func()) (restore func()) {
+	old := parentReadHook.Swap(&f)
+	return func() { parentReadHook.Store(old) }
+}
+
 // SetParentResultHook sets a hook run when a create that reads its parent
 // behind it has its answer, before it takes the read's; it returns the
 // undo.

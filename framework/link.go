@@ -45,11 +45,13 @@ type link struct {
 	mu       sync.Mutex
 	dead     bool
 	socks    map[*sock]struct{}
-	expects  map[string]func()     // create paths whose request someone waits to see written
-	nexpect  atomic.Int32          // len(expects), read without the lock on every write
-	pending  map[int32]watchKey    // xids of watched reads written, until answered
-	npending atomic.Int32          // len(pending), read without the lock on every reply
-	held     map[watchKey]struct{} // the session's watches, as the server holds them
+	expects  map[string]*expectation // create paths whose request someone waits to see written
+	nexpect  atomic.Int32            // len(expects), read without the lock on every write
+	creates  map[int32]*expectation  // their creates written, by xid, until answered
+	ncreates atomic.Int32            // len(creates), read without the lock on every reply
+	pending  map[int32]watchKey      // xids of watched reads written, until answered
+	npending atomic.Int32            // len(pending), read without the lock on every reply
+	held     map[watchKey]struct{}   // the session's watches, as the server holds them
 }
 
 // Op codes of ZooKeeper's protocol that the write gate lets through before
@@ -75,7 +77,7 @@ var errUnauthenticated = errors.New("framework: request held back: credentials n
 
 func newLink(gen int, d Dialer, needAuth int, reads *watchReads) *link {
 	return &link{gen: gen, dial: d, needAuth: needAuth, reads: reads,
-		socks: map[*sock]struct{}{}, expects: map[string]func(){},
+		socks: map[*sock]struct{}{}, expects: map[string]*expectation{}, creates: map[int32]*expectation{},
 		pending: map[int32]watchKey{}, held: map[watchKey]struct{}{}}
 }
 
@@ -86,20 +88,52 @@ func newLink(gen int, d Dialer, needAuth int, reads *watchReads) *link {
 // and handled after it (ZooKeeper answers a session's requests in order).
 // written must not block. done removes the expectation; it reports whether
 // written had been called (or is being called) before.
-func (l *link) expect(full string, written func()) (done func() bool) {
+//
+// The expectation also takes the zxid of the create's reply (its
+// transaction's, from the reply header: Created.Zxid), once read.
+func (l *link) expect(full string, written func()) (e *expectation, done func() bool) {
+	e = &expectation{written: written, xid: -1}
 	l.mu.Lock()
-	l.expects[full] = written
+	l.expects[full] = e
 	l.nexpect.Store(int32(len(l.expects)))
 	l.mu.Unlock()
-	return func() bool {
+	return e, func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if _, waiting := l.expects[full]; waiting {
+		if l.creates[e.xid] == e {
+			delete(l.creates, e.xid)
+			l.ncreates.Store(int32(len(l.creates)))
+		}
+		if l.expects[full] == e {
 			delete(l.expects, full)
 			l.nexpect.Store(int32(len(l.expects)))
 			return false
 		}
 		return true
+	}
+}
+
+// expectation is a create someone waits to see written (expect), and the
+// zxid of its reply.
+type expectation struct {
+	written func()
+	xid     int32        // the create's, once written (under link.mu)
+	zxid    atomic.Int64 // the reply's transaction zxid, once read; 0 if not (or a failed create)
+}
+
+// createAnswered records the zxid of the reply to an expected create's
+// xid, if it is one; err is the reply's error code.
+func (l *link) createAnswered(xid int32, zxid int64, err int32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.creates[xid]
+	if e == nil {
+		return
+	}
+	delete(l.creates, xid)
+	l.ncreates.Store(int32(len(l.creates)))
+	if err == 0 {
+		e.zxid.Store(zxid)
 	}
 }
 
@@ -129,14 +163,17 @@ func (l *link) writing(p []byte) {
 	}
 	path := string(p[16 : 16+n])
 	l.mu.Lock()
-	written := l.expects[path]
-	if written != nil {
+	e := l.expects[path]
+	if e != nil {
 		delete(l.expects, path)
 		l.nexpect.Store(int32(len(l.expects)))
+		e.xid = int32(binary.BigEndian.Uint32(p[4:8]))
+		l.creates[e.xid] = e
+		l.ncreates.Store(int32(len(l.creates)))
 	}
 	l.mu.Unlock()
-	if written != nil {
-		written()
+	if e != nil {
+		e.written()
 	}
 }
 
@@ -380,6 +417,9 @@ func (s *sock) packet() error {
 		}
 		if s.l.npending.Load() > 0 {
 			s.l.answered(xid, int32(binary.BigEndian.Uint32(h[16:20])))
+		}
+		if s.l.ncreates.Load() > 0 {
+			s.l.createAnswered(xid, int64(binary.BigEndian.Uint64(h[8:16])), int32(binary.BigEndian.Uint32(h[16:20])))
 		}
 	case xid == watchEventXid && total <= maxEvent: // a watch event: type, state, path
 		if err := s.peek(total); err != nil {

@@ -19,6 +19,7 @@ type parentRead struct {
 	mark *Mark                   // WithParentMark: the read also sets this data watch
 	w    *Watch                  // mark's waiter while the read is under way
 	conn atomic.Pointer[zk.Conn] // the first attempt's connection, set before its create is queued
+	exp  *expectation            // the create's, for its reply's zxid
 	done func() bool             // drops the expectation; true if the create was seen going out
 	read chan struct{}           // closed once the reader ended
 	list bool                    // WithParentChildren: the read lists the children
@@ -42,12 +43,15 @@ func (c *Client) readParentBehind(p *createPlan) *parentRead {
 			r.mark, r.w = nil, nil
 		}
 	}
-	r.done = l.expect(p.full, func() { go r.run() })
+	r.exp, r.done = l.expect(p.full, func() { go r.run() })
 	return r
 }
 
 func (r *parentRead) run() {
 	defer close(r.read)
+	if h := parentReadHook.Load(); h != nil {
+		(*h)()
+	}
 	conn := r.conn.Load()
 	switch {
 	case conn == nil:
@@ -77,7 +81,7 @@ func (r *parentRead) run() {
 // read only when its stat will be used: a create whose ctx ended while it
 // was in flight returns without waiting for the server (the reader then
 // ends by itself, its stat unread).
-func (r *parentRead) result(valid bool) (*Stat, *Mark, []string) {
+func (r *parentRead) result(valid bool) (*Stat, *Mark, []string, int64) {
 	if h := parentResultHook.Load(); h != nil {
 		(*h)()
 	}
@@ -85,18 +89,23 @@ func (r *parentRead) result(valid bool) (*Stat, *Mark, []string) {
 		if r.w != nil {
 			r.w.Stop()
 		}
-		return nil, nil, nil // never written on the link armed (a reconnection): nothing read
+		return nil, nil, nil, 0 // never written on the link armed (a reconnection): nothing read
 	}
 	if !valid {
-		return nil, nil, nil
+		return nil, nil, nil, 0
 	}
 	<-r.read
+	zxid := r.exp.zxid.Load() // its reply came before the read's, on that connection
 	if r.stat == nil || !r.mark.Intact() {
-		return r.stat, nil, r.kids
+		return r.stat, nil, r.kids, zxid
 	}
 	r.c.watches.keepMark(r.mark)
-	return r.stat, r.mark, nil
+	return r.stat, r.mark, nil, zxid
 }
+
+// parentReadHook, if set (tests only), runs before a parent read behind a
+// create is sent (the create written, perhaps not answered yet).
+var parentReadHook atomic.Pointer[func()]
 
 // parentResultHook, if set (tests only), runs when a create that read its
 // parent behind it has its answer, before it takes the read's.

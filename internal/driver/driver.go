@@ -292,7 +292,21 @@ func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark,
 	c.seq, _ = d.Sequence(c.name)
 	switch {
 	case n.Parent != nil:
-		c.siblings, c.czxid = int(n.Parent.NumChildren), n.Parent.Czxid
+		c.czxid = n.Parent.Czxid
+		if n.Zxid != 0 && n.Parent.Pzxid == n.Zxid {
+			// The parent read behind our create: nothing under the path
+			// changed between them (no child made or deleted: the server
+			// sets pzxid at each), so NumChildren is our node and those
+			// before it, exactly. Else (our node deleted and another made
+			// meanwhile: an operator, a foreign contender) the count
+			// decides nothing and the queue is read. Relies on: the
+			// server answering a session's requests in order, the read
+			// sent right behind the create on its connection
+			// (framework.WithParentStat). Attacked by:
+			// TestCreatedZxidAgainstTheParentsPzxid (framework),
+			// TestParentStatDecidesOnlyUnchanged, TestAdversarialMutex.
+			c.siblings = int(n.Parent.NumChildren)
+		}
 		m := n.ParentMark // set by this read, or the one set before it (nil for a driver that does not hand off)
 		if m != nil {
 			d.last.setMark(m)
