@@ -21,7 +21,7 @@ import (
 	"github.com/gocurator/curator/testing/zktest"
 )
 
-// The mutex's shortcuts (the handoff and its look-ahead, the gap rule, the
+// The mutex's shortcuts (the handoff, the gap rule, the
 // marks, the parent reads behind a create: handoff.go, gap.go, driver.go)
 // under attack (issue 38, 2.): our contenders, two drivers on each of
 // three sessions, queue with foreign contenders named as Curator names

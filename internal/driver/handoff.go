@@ -76,29 +76,27 @@ import (
 //     it too (the events replayed then come in no such order). Without an
 //     intact mark: an exists of our node, one small read where reading the
 //     queue again costs as many names as wait in it.
-//  5. The look-ahead: while our predecessor is not known first, we also
-//     watch the contender right before it. When that one goes, which is
-//     when our predecessor may come to hold, we learn it at once: known
-//     gone (3.), and if that makes our predecessor first we wait on it
-//     alone; if not (we do not know of the others before it: they are
-//     another client's), we read the queue again then, while our
-//     predecessor holds, rather than after it has gone. So between
-//     processes too a handoff is the notification alone. A waiter watches
-//     at most two contenders and its own node, and each contender is
-//     watched by at most two waiters: no herd. No look-ahead when every
-//     contender before our predecessor is known gone or one of this
-//     client's that hands off (the "ours" of its path): each of those
-//     tells its own going when its delete succeeds (3.), so a queue of one
-//     client's contenders watches one contender and its own node per
-//     waiter. One whose going is not told (its delete left to the
-//     background, its session lost) makes the waiter read the queue
-//     again: slower, never wrong, since "ours" decides no hold.
-//     Relies on: 3. and 4. alone for a hold; the look-ahead decides only
-//     when to read. Attacked by: TestHandoffAcrossProcessesReadsNothing,
-//     TestHandoffLookAheadAlreadyGone,
-//     TestHandoffNotOnASessionLostAfterTheLookAhead (a session lost
-//     while the look-ahead waits), TestHandoffRecordsPerClient.
-//
+//  5. Only where it may come: a waiter marks its node (4.) only when
+//     every contender before its predecessor is known gone or one of this
+//     client's that hands off (the "ours" of its path), each of which
+//     tells its going when its delete succeeds (3.), or its predecessor
+//     is one of this client's (the first holder of a queue of one
+//     client's waiters was made before any waited, so is not known as
+//     ours): a queue of one client's contenders (a thousand waiters of
+//     one session) is then served by notifications alone, and so is the
+//     waiter right behind the holder, whoever's it is. Where another client's contender is
+//     before the predecessor, this client will not learn of its going, so
+//     the predecessor's going is read as Curator reads it, and the mark
+//     would buy nothing: it is not set. One of ours whose going is not
+//     told (its delete left to the background, its session lost) makes
+//     the waiter read the queue again: slower, never wrong, since "ours"
+//     decides no hold. (A look-ahead that watched the contender before
+//     the predecessor, to read the queue while the predecessor held,
+//     cost more client CPU than it saved on K processes of one session
+//     each, and went: issue 38, 2., docs/performance.md.)
+//     Attacked by: TestHandoffRecordsPerClient,
+//     TestHandoffAcrossProcessesReadsOnce, TestHandoffReadsNothing.
+
 // If every contender before our predecessor in that reading is known gone,
 // and our predecessor is gone, and our node is not: we are the lowest, and
 // hold. Otherwise we read the queue again, as Curator does. Curator reads
@@ -155,7 +153,7 @@ type goneKey struct {
 
 // oursMax bounds an entry's ours: a name whose going is never told (its
 // delete left to the background) stays until its entry goes, which a path
-// contended without pause never does. Forgetting ours costs look-aheads.
+// contended without pause never does. Forgetting ours costs handoffs (5.).
 const oursMax = 4096
 
 // joinAt counts the waiters that joined when the next gone name would be
@@ -285,7 +283,7 @@ func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *
 // ours: the name made, of a contender that hands off ("" if none). The
 // client's own are known while its entry lasts: a contender made alone,
 // held with no waiter of the client there, is forgotten (the next waiters
-// look ahead at it).
+// read the queue once it goes).
 func (hs *handoffs) created(h *handoff, mark bool, ours string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -361,10 +359,17 @@ func (h *handoff) goneIn(czxid int64, name string) bool {
 	return ok && czxid != 0
 }
 
-// toldBefore reports whether every contender before index i of q is
-// known gone (as a node of q's incarnation) or one of the client's that hands off,
-// which tells its own going (5.): then no look-ahead is needed. q keeps
-// how far it has found them so.
-func (hs *handoffs) toldBefore(h *handoff, q *Queue, i int) bool {
-	return hs.allBefore(q, i, &q.told, func(name string) bool { return h.isOurs(name) || h.goneIn(q.czxid, name) })
+// toldBefore reports whether a handoff may come to the waiter on pred, at
+// index i of q (5.): every contender before i is known gone (as a node of
+// q's incarnation) or one of the client's that hands off, which tells its
+// own going, or pred is one of the client's. q keeps how far it has found
+// them so.
+func (hs *handoffs) toldBefore(h *handoff, q *Queue, i int, pred string) bool {
+	told := func(name string) bool { return h.isOurs(name) || h.goneIn(q.czxid, name) }
+	if hs.allBefore(q, i, &q.told, told) {
+		return true
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return h.isOurs(pred)
 }

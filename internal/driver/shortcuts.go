@@ -18,10 +18,6 @@ const (
 	// reading the queue again (handoff.go); off, every wake reads the
 	// queue, as Curator's does.
 	ShortcutHandoff = "handoff"
-	// ShortcutLookAhead: a waiter also watches the contender before its
-	// predecessor, and reads the queue while its predecessor holds
-	// (handoff.go, 5.); off, it reads after its predecessor goes.
-	ShortcutLookAhead = "lookahead"
 	// ShortcutGap: a new contender decides on the driver's last reading
 	// when its sequence follows that reading's highest (gap.go).
 	ShortcutGap = "gap"
@@ -32,28 +28,26 @@ const (
 
 // off holds the shortcuts turned off. Written only by SetShortcutsOff,
 // before any driver is used.
-var off struct{ handoff, lookAhead, gap, parent bool }
+var off struct{ handoff, gap, parent bool }
 
 // SetShortcutsOff turns off the shortcuts named in list (comma-separated;
 // "" turns none off) for the whole process: for the bench, which measures
 // what each buys, never for production. Call it before any driver is made.
 // An unknown name is curator.ErrInvalidArgument.
 func SetShortcutsOff(list string) error {
-	var o struct{ handoff, lookAhead, gap, parent bool }
+	var o struct{ handoff, gap, parent bool }
 	for _, n := range strings.Split(list, ",") {
 		switch strings.TrimSpace(n) {
 		case "":
 		case ShortcutHandoff:
 			o.handoff = true
-		case ShortcutLookAhead:
-			o.lookAhead = true
 		case ShortcutGap:
 			o.gap = true
 		case ShortcutParentRead:
 			o.parent = true
 		default:
-			return fmt.Errorf("driver: %w: no shortcut %q (have %s, %s, %s, %s)", curator.ErrInvalidArgument, n,
-				ShortcutHandoff, ShortcutLookAhead, ShortcutGap, ShortcutParentRead)
+			return fmt.Errorf("driver: %w: no shortcut %q (have %s, %s, %s)", curator.ErrInvalidArgument, n,
+				ShortcutHandoff, ShortcutGap, ShortcutParentRead)
 		}
 	}
 	off = o

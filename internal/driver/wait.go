@@ -134,41 +134,23 @@ func (c *Contender) Wait(ctx context.Context, o *WaitOptions) error {
 	}
 }
 
-// park waits for r's watch, the look-ahead's (r.ahead), its wake channel,
-// the session's end or ctx's; deleted: the predecessor waited on was
-// deleted (the one case that may be a handoff). When the look-ahead's
-// contender went or changed and that does not make pred first, it returns
-// with pred's watch kept in r.kept: the queue is read again.
+// park waits for r's watch, its wake channel, the session's end or ctx's;
+// deleted: the predecessor waited on was deleted (the one case that may be
+// a handoff).
 //
 //go:noinline
 func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error) {
-	var aheadC <-chan framework.Event
-	if r.ahead != nil {
-		aheadC = r.ahead.C()
+	select {
+	case ev := <-r.w.C():
+		deleted = r.pred != "" && ev.Type == framework.EventNodeDeleted
+	case <-r.wake:
+	case <-c.session.Done():
+	case <-ctx.Done():
+		return false, ctx.Err() // r.end stops the watch
 	}
-	for {
-		select {
-		case ev := <-r.w.C():
-			// Only pred's own event: a NodeDeleted of the look-ahead's
-			// contender, kept past its case, would make a session's end
-			// or a wake look like pred's deletion, and pred, holding,
-			// would be known gone to the whole process.
-			deleted = r.pred != "" && ev.Type == framework.EventNodeDeleted
-		case ev := <-aheadC:
-			if c.aheadFired(r, ev) {
-				aheadC = nil // pred is first now: wait on it alone
-				continue
-			}
-			return false, nil
-		case <-r.wake:
-		case <-c.session.Done():
-		case <-ctx.Done():
-			return false, ctx.Err() // r.end stops the watches
-		}
-		r.w.Stop()
-		r.w = nil
-		return deleted, nil
-	}
+	r.w.Stop()
+	r.w = nil
+	return deleted, nil
 }
 
 // round is one Wait: its options, what the process knows of deleted
@@ -182,23 +164,13 @@ type round struct {
 	w        *framework.Watch
 	pred     string // the contender waited on; "" for any change among them
 	wake     <-chan struct{}
-	undo     func() // OnWoken's, until the waiter is found holding or not
-	gap      bool   // q is the gap rule's (gap.go)
-	watchAll bool   // decide on watched reads (the last decision was Decision{})
-	first    bool   // no reading yet
-	onward   bool   // the decision waited on is Onward (onward.go)
-	next     *Queue // decide on this, the rest of q, instead of reading the queue (onward.go)
-
-	// The look-ahead (handoff.go, 4. and 5.), while a waiter that hands off waits
-	// on pred: own marks our node (as it does for an Onward decision's
-	// wait, onward.go); ahead watches the contender before pred
-	// (aheadName) while pred is not known first; kept is pred's watch,
-	// kept while the queue is read again once ahead went (keptPred).
-	own       *framework.Mark
-	ahead     *framework.Watch
-	aheadName string
-	kept      *framework.Watch
-	keptPred  string
+	undo     func()          // OnWoken's, until the waiter is found holding or not
+	gap      bool            // q is the gap rule's (gap.go)
+	watchAll bool            // decide on watched reads (the last decision was Decision{})
+	first    bool            // no reading yet
+	onward   bool            // the decision waited on is Onward (onward.go)
+	next     *Queue          // decide on this, the rest of q, instead of reading the queue (onward.go)
+	own      *framework.Mark // marks our node while a handoff may come (handoff.go, 4.) or for an Onward wait (onward.go)
 }
 
 // end stops every watch the round still has, and leaves hs.
@@ -206,31 +178,9 @@ func (r *round) end(hs *handoffs) {
 	if r.ho != nil {
 		hs.leave(r.ho, r.hoAt)
 	}
-	for _, w := range [...]*framework.Watch{r.w, r.ahead, r.kept} {
-		if w != nil {
-			w.Stop()
-		}
+	if r.w != nil {
+		r.w.Stop()
 	}
-}
-
-// aheadFired takes the look-ahead's event. A deletion is known to the
-// process from now on (handoff.go, 3.); if every contender before pred is
-// now known gone, pred is first and the waiter waits on it alone (true).
-// Otherwise the queue is read again (false), pred's watch kept.
-func (c *Contender) aheadFired(r *round, ev framework.Event) bool {
-	if r.ahead != nil {
-		r.ahead.Stop()
-		r.ahead = nil
-	}
-	if ev.Type == framework.EventNodeDeleted {
-		c.d.handoffs.deleted(c.d.client, c.d.path, r.q.czxid, r.aheadName)
-		if first, _ := c.predFirst(r); first {
-			return true
-		}
-	}
-	r.kept, r.keptPred = r.w, r.pred
-	r.w = nil
-	return false
 }
 
 // predFirst reports whether every contender before pred in r.q is known
@@ -347,7 +297,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		testHookWaiting(c)
 	}
 	r.pred = dec.Watch
-	if onward := dec.Onward && len(o.With) == 0; onward || r.ho != nil {
+	if onward := dec.Onward && len(o.With) == 0; onward || c.mayHandOff(r) {
 		// Our node marked before pred is watched: a pred found gone by
 		// the watched read is then onward too (onward.go), or handed off
 		// without an exists of our node (handoff.go, 4.).
@@ -356,59 +306,32 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		}
 		r.onward = onward
 	}
-	if r.kept != nil && r.keptPred == dec.Watch {
-		r.w, r.kept = r.kept, nil // its watch still waits
-	} else {
-		if r.kept != nil {
-			r.kept.Stop()
-			r.kept = nil
-		}
-		_, _, r.w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
-		if errors.Is(err, zk.ErrNoNode) {
-			r.w = nil
-			held, err := c.handedOff(ctx, r, false)
-			return held || err != nil, err // else it went meanwhile: look again
-		}
-		if err != nil {
-			return true, err
-		}
+	_, _, r.w, err = d.client.GetW(ctx, framework.JoinPath(d.path, dec.Watch))
+	if errors.Is(err, zk.ErrNoNode) {
+		r.w = nil
+		held, err := c.handedOff(ctx, r, false)
+		return held || err != nil, err // else it went meanwhile: look again
 	}
-	if r.ho != nil {
-		return c.lookAhead(ctx, r)
+	if err != nil {
+		return true, err
 	}
 	return false, nil
 }
 
-// lookAhead readies the handoff of a waiter that watches pred, our node
-// marked (handoff.go, 5.): while pred is not known first it watches the
-// contender right before pred, whose going is when pred may come to hold,
-// unless every contender before pred is known gone or will tell its going
-// (the process's own). Its results are arm's. If that contender is gone
-// already and the process does not know pred first, it leaves r.w nil
-// (pred's watch kept in r.kept): read the queue again.
-func (c *Contender) lookAhead(ctx context.Context, r *round) (done bool, err error) {
-	first, i := c.predFirst(r)
-	name := ""
-	if !first && i > 0 && !off.lookAhead && !c.d.handoffs.toldBefore(r.ho, r.q, i) {
-		name = r.q.Name(i - 1)
+// mayHandOff reports whether r's wait on pred may end in a handoff
+// (handoff.go, 5.): every contender before pred in r.q is known gone or
+// this client's own, which tells its going (pred first among them), or
+// pred is this client's own (a queue of one client's waiters, whose
+// first holder may have been made before any waited and so not be known
+// as ours). Otherwise pred's going is read as Curator reads it, and our
+// node needs no mark.
+func (c *Contender) mayHandOff(r *round) bool {
+	if r.ho == nil {
+		return false
 	}
-	if r.ahead != nil && r.aheadName != name {
-		r.ahead.Stop()
-		r.ahead = nil
-	}
-	if name == "" || r.ahead != nil {
-		return false, nil
-	}
-	r.aheadName = name
-	_, _, r.ahead, err = c.d.client.GetW(ctx, framework.JoinPath(c.d.path, name))
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		r.ahead = nil
-		c.aheadFired(r, framework.Event{Type: framework.EventNodeDeleted}) // pred first: park; else r.w is nil: read again
-	case err != nil:
-		return true, err
-	}
-	return false, nil
+	seq, _ := c.d.Sequence(r.pred)
+	i, ok := r.q.find(seq, r.pred)
+	return ok && c.d.handoffs.toldBefore(r.ho, r.q, i, r.pred)
 }
 
 // markOwn marks our node (r.own), unless its mark is intact: the proof,

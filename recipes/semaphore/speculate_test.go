@@ -42,15 +42,17 @@ func TestSemaphoreSpeculationOnlyForTheLockHolder(t *testing.T) {
 	testenv.WaitFor(t, testenv.WaitShort, "P queued", func() bool { return locks() == 2 })
 	cb := testenv.Client(t, testenv.Shared().ConnectString())
 	b := acquire(ctx, newSem(t, cb, path, 1)) // queued behind P
-	// The lock nodes' watches (driver/handoff.go): A's by P (its
-	// predecessor) and B (looking ahead), P's by B and by P (its own
-	// mark), B's by B; B sets its watch on P before the others.
+	// The lock nodes' watches (driver/handoff.go, 5.): A's by P (its
+	// predecessor) and by A (the holder watches its node); P's by B and
+	// by P (its own mark: right behind the holder, it may hold without a
+	// read); B's by nobody (A, before its predecessor, is another
+	// client's: B reads the queue when woken).
 	testenv.WaitFor(t, testenv.WaitShort, "B queued, watching P", func() bool {
 		var by [3]int
 		for _, sessions := range testenv.WatchedUnder(t, testenv.Shared(), path+"/locks") {
 			by[min(sessions, 2)]++
 		}
-		return locks() == 3 && by[1] == 1 && by[2] == 2
+		return locks() == 3 && by[1] == 0 && by[2] == 2
 	})
 
 	cancelP() // P gives up: B is woken, speculates, and finds A still ahead
