@@ -47,6 +47,16 @@ import (
 //
 // A Try uses the rule to hold, never to answer ErrLocked: a longer queue
 // than the real one may say "wait" where the real one says "hold".
+//
+// Relies on: 1.-5. (every contender sequential; the path's mark intact
+// once our create returned). Broken by: a contender made with a chosen
+// sequence (the rule is off where one may be: handoffSafe), a mark
+// claimed across connections (a reconnection spends it). Attacked by:
+// TestGapRuleSkipsTheRead, TestGapRuleNotAcrossAGap,
+// TestGapRuleAfterTheLockPathIsRemade,
+// TestGapRuleAloneAfterTheLockPathIsRemade, TestAdversarialMutex (the path
+// reaped between rounds: every driver's reading is of a dead incarnation).
+// What it buys: docs/performance.md.
 
 // gapMax bounds the readings the rule is tried on: copying one costs a
 // contender per entry, so a long queue (a thousand waiters of one process)

@@ -39,6 +39,9 @@ package driver
 //
 // The price is the mark: one request per wait, set while the writer still
 // holds, against one read of the queue per wake, made after it released.
+// Attacked by: TestOnwardPastEachWriter, TestOnwardWriterGoneBeforeItsWatch,
+// TestOnwardNotWithOurNodeGone (an operator's delete of our node),
+// TestOnwardReadsAgainAfterAReconnect, TestOnwardNotForAWriter.
 // The rule is off where it would not hold: for a writer (a downgrade puts
 // a reader before it, which counts for it), for the mutex (whose handoff,
 // handoff.go, does more), for a Predicate that waits for any change, and

@@ -23,7 +23,9 @@ import (
 // still held the lock) it is deleted as soon as it is made, so it never
 // waits beside the holder's. A holder waiting on the leases meanwhile sees
 // one more node for a moment, then its deletion: a change, so it looks
-// again.
+// again. Attacked by: TestSemaphoreSpeculationOnlyForTheLockHolder (a
+// speculation whose maker turns out not to hold),
+// TestSemaphoreNoSpeculationOnAHandoff, TestSemaphoreNoStallOneLease.
 type speculation struct {
 	done chan struct{} // closed once c and err are set
 	c    *driver.Contender
