@@ -14,7 +14,7 @@ type Queue struct {
 	entries []entry
 	czxid   int64 // the lock path's czxid in the read (its incarnation); 0 if unknown: nothing counts as gone then (handoff.go, 3.)
 	gone    int   // how many of the first contenders are known gone (handoff.go; under handoffs.mu)
-	told    int   // how many of the first are known gone or the process's own (handoff.go, 5.; under handoffs.mu)
+	told    int   // how many of the first are known gone or the client's own (handoff.go, 5.; under handoffs.mu)
 }
 
 type entry struct{ seq, name string }

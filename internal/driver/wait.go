@@ -34,7 +34,7 @@ type WaitOptions struct {
 	// whether it now holds takes one more round trip (the handoff's exists
 	// of our node, or a read of the queue): a recipe may start then,
 	// beside that round trip, what it will do first once it holds (the
-	// semaphore's lease create). Not when the process knows at once that
+	// semaphore's lease create). Not when the client knows at once that
 	// the waiter holds (a handoff with our node's mark intact, handoff.go
 	// 4.): there is no round trip to overlap then, and the caller does it
 	// next on its own goroutine. If the waiter then does not hold (it
@@ -153,7 +153,7 @@ func (c *Contender) park(ctx context.Context, r *round) (deleted bool, err error
 	return deleted, nil
 }
 
-// round is one Wait: its options, what the process knows of deleted
+// round is one Wait: its options, what its client knows of deleted
 // contenders (handoff.go; nil when it does not hand off), the reading it
 // last decided on, and what it waits for.
 type round struct {
