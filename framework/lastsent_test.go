@@ -109,13 +109,13 @@ func TestSockInflightStaysSmall(t *testing.T) {
 	}
 	s := nc.(*sock)
 	for i := range int32(100000) {
-		s.stamp(frame(i, opGetData))
+		s.stamp(frame(i, opGetData), nil)
 		if i%3 == 0 {
-			s.stamp(frame(-2, opPing))
-			s.replied(-2)
+			s.stamp(frame(-2, opPing), nil)
+			s.replied(-2, 0, 0)
 		}
 		if i > 0 {
-			s.replied(i - 1)
+			s.replied(i-1, 0, 0)
 		}
 	}
 	s.smu.Lock()

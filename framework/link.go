@@ -47,8 +47,6 @@ type link struct {
 	socks    map[*sock]struct{}
 	expects  map[string]*expectation // create paths whose request someone waits to see written
 	nexpect  atomic.Int32            // len(expects), read without the lock on every write
-	creates  map[int32]*expectation  // their creates written, by xid, until answered
-	ncreates atomic.Int32            // len(creates), read without the lock on every reply
 	pending  map[int32]watchKey      // xids of watched reads written, until answered
 	npending atomic.Int32            // len(pending), read without the lock on every reply
 	held     map[watchKey]struct{}   // the session's watches, as the server holds them
@@ -77,7 +75,7 @@ var errUnauthenticated = errors.New("framework: request held back: credentials n
 
 func newLink(gen int, d Dialer, needAuth int, reads *watchReads) *link {
 	return &link{gen: gen, dial: d, needAuth: needAuth, reads: reads,
-		socks: map[*sock]struct{}{}, expects: map[string]*expectation{}, creates: map[int32]*expectation{},
+		socks: map[*sock]struct{}{}, expects: map[string]*expectation{},
 		pending: map[int32]watchKey{}, held: map[watchKey]struct{}{}}
 }
 
@@ -90,9 +88,10 @@ func newLink(gen int, d Dialer, needAuth int, reads *watchReads) *link {
 // written had been called (or is being called) before.
 //
 // The expectation also takes the zxid of the create's reply (its
-// transaction's, from the reply header: Created.Zxid), once read.
+// transaction's, from the reply header: Created.Zxid), once read: the
+// create's send stamp carries it to the reply (sock.replied).
 func (l *link) expect(full string, written func()) (e *expectation, done func() bool) {
-	e = &expectation{written: written, xid: -1}
+	e = &expectation{written: written}
 	l.mu.Lock()
 	l.expects[full] = e
 	l.nexpect.Store(int32(len(l.expects)))
@@ -100,10 +99,6 @@ func (l *link) expect(full string, written func()) (e *expectation, done func() 
 	return e, func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if l.creates[e.xid] == e {
-			delete(l.creates, e.xid)
-			l.ncreates.Store(int32(len(l.creates)))
-		}
 		if l.expects[full] == e {
 			delete(l.expects, full)
 			l.nexpect.Store(int32(len(l.expects)))
@@ -117,24 +112,7 @@ func (l *link) expect(full string, written func()) (e *expectation, done func() 
 // zxid of its reply.
 type expectation struct {
 	written func()
-	xid     int32        // the create's, once written (under link.mu)
 	zxid    atomic.Int64 // the reply's transaction zxid, once read; 0 if not (or a failed create)
-}
-
-// createAnswered records the zxid of the reply to an expected create's
-// xid, if it is one; err is the reply's error code.
-func (l *link) createAnswered(xid int32, zxid int64, err int32) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.creates[xid]
-	if e == nil {
-		return
-	}
-	delete(l.creates, xid)
-	l.ncreates.Store(int32(len(l.creates)))
-	if err == 0 {
-		e.zxid.Store(zxid)
-	}
 }
 
 // Op codes of creates (ZooDefs.OpCode: create, create2, createContainer,
@@ -147,19 +125,19 @@ const (
 )
 
 // writing tells an expectation that the create of a packet (length, xid,
-// op code, body) is about to be written.
-func (l *link) writing(p []byte) {
+// op code, body) is about to be written, and returns it (nil if none).
+func (l *link) writing(p []byte) *expectation {
 	if len(p) < 16 {
-		return
+		return nil
 	}
 	switch int32(binary.BigEndian.Uint32(p[8:12])) {
 	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
 	default:
-		return
+		return nil
 	}
 	n := int(int32(binary.BigEndian.Uint32(p[12:16])))
 	if n < 0 || 16+n > len(p) {
-		return
+		return nil
 	}
 	path := string(p[16 : 16+n])
 	l.mu.Lock()
@@ -167,14 +145,12 @@ func (l *link) writing(p []byte) {
 	if e != nil {
 		delete(l.expects, path)
 		l.nexpect.Store(int32(len(l.expects)))
-		e.xid = int32(binary.BigEndian.Uint32(p[4:8]))
-		l.creates[e.xid] = e
-		l.ncreates.Store(int32(len(l.creates)))
 	}
 	l.mu.Unlock()
 	if e != nil {
 		e.written()
 	}
+	return e
 }
 
 // dialer is the zk.Dialer of the link's *zk.Conn.
@@ -308,19 +284,22 @@ type sock struct {
 	afterAuth [][]byte // SetWatches to write once the credentials are
 }
 
-// sendStamp is when the request of an xid was written.
+// sendStamp is when the request of an xid was written, and the expected
+// create it is, if any (its reply's zxid goes there).
 type sendStamp struct {
 	xid int32
 	at  int64 // monoNow
+	exp *expectation
 }
 
 // stamp records that the request p (length, xid, ...) is being written:
-// before the write, so that its reply cannot be read first.
-func (s *sock) stamp(p []byte) {
+// before the write, so that its reply cannot be read first. exp: the
+// expected create p is (nil if none).
+func (s *sock) stamp(p []byte, exp *expectation) {
 	if len(p) < 8 {
 		return
 	}
-	st := sendStamp{xid: int32(binary.BigEndian.Uint32(p[4:8])), at: monoNow()}
+	st := sendStamp{xid: int32(binary.BigEndian.Uint32(p[4:8])), at: monoNow(), exp: exp}
 	s.smu.Lock()
 	if s.head > 0 && len(s.inflight) == cap(s.inflight) {
 		s.inflight = s.inflight[:copy(s.inflight, s.inflight[s.head:])]
@@ -331,8 +310,10 @@ func (s *sock) stamp(p []byte) {
 }
 
 // replied takes the sending time of the request that a reply of xid
-// answers (the earliest written of that xid) and records it on the link.
-func (s *sock) replied(xid int32) {
+// answers (the earliest written of that xid) and records it on the link;
+// the reply of an expected create gives it its zxid (err: the reply's
+// error code, 0 for success).
+func (s *sock) replied(xid int32, zxid int64, err int32) {
 	s.smu.Lock()
 	at := int64(0)
 	for i := s.head; i < len(s.inflight); i++ {
@@ -340,6 +321,9 @@ func (s *sock) replied(xid int32) {
 			continue
 		}
 		at = s.inflight[i].at
+		if e := s.inflight[i].exp; e != nil && err == 0 {
+			e.zxid.Store(zxid)
+		}
 		if i == s.head {
 			s.head++
 		} else {
@@ -408,7 +392,7 @@ func (s *sock) packet() error {
 	}
 	xid := int32(binary.BigEndian.Uint32(h[4:8]))
 	if xid != watchEventXid {
-		s.replied(xid)
+		s.replied(xid, int64(binary.BigEndian.Uint64(h[8:16])), int32(binary.BigEndian.Uint32(h[16:20])))
 	}
 	switch {
 	case xid >= 0:
@@ -417,9 +401,6 @@ func (s *sock) packet() error {
 		}
 		if s.l.npending.Load() > 0 {
 			s.l.answered(xid, int32(binary.BigEndian.Uint32(h[16:20])))
-		}
-		if s.l.ncreates.Load() > 0 {
-			s.l.createAnswered(xid, int64(binary.BigEndian.Uint64(h[8:16])), int32(binary.BigEndian.Uint32(h[16:20])))
 		}
 	case xid == watchEventXid && total <= maxEvent: // a watch event: type, state, path
 		if err := s.peek(total); err != nil {
@@ -482,7 +463,7 @@ func (s *sock) handshake(h []byte, total int) error {
 
 func (s *sock) writeAll(pkts [][]byte) error {
 	for _, p := range pkts {
-		s.stamp(p)
+		s.stamp(p, nil)
 		if _, err := s.Conn.Write(p); err != nil {
 			return err
 		}
@@ -578,6 +559,7 @@ func (s *sock) Write(p []byte) (int, error) {
 			}
 		}
 	}
+	var exp *expectation
 	if s.l.nexpect.Load() > 0 {
 		// Before the write, not after: go-zookeeper registers a request
 		// before it writes it, so the reply, and the create's caller
@@ -586,9 +568,9 @@ func (s *sock) Write(p []byte) (int, error) {
 		// load, TestCreateReadsBehindAReplyFasterThanItsWrite). What
 		// written queues is written by go-zookeeper's sending goroutine,
 		// this one, once this packet is: behind the create either way.
-		s.l.writing(p)
+		exp = s.l.writing(p)
 	}
-	s.stamp(p)
+	s.stamp(p, exp)
 	n, err := s.Conn.Write(p)
 	if h := sockWriteHook.Load(); h != nil {
 		(*h)(p)
