@@ -174,13 +174,7 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 	if ttlMode != (co.ttl > 0) || co.ttl < 0 {
 		return nil, &OpError{"create", path, fmt.Errorf("%w: a TTL (%v) goes with, and only with, a TTL mode", curator.ErrInvalidArgument, co.ttl)}
 	}
-	if err := validatePath(path, co.mode.Sequential()); err != nil || (path == "/" && !co.mode.Sequential()) {
-		if err == nil {
-			err = errCreateRoot
-		}
-		return nil, &OpError{"create", path, err}
-	}
-	if err := c.paths.checkOwn(path); err != nil {
+	if err := c.paths.checkCreate(path, co.mode.Sequential()); err != nil {
 		return nil, &OpError{"create", path, err}
 	}
 	if ctx == nil {

@@ -50,13 +50,7 @@ func (o SetDataOp) path() string { return o.Path }
 func (o CheckOp) path() string   { return o.Path }
 
 func (o CreateOp) request(c *Client) (any, error) {
-	if err := validatePath(o.Path, o.Mode.Sequential()); err != nil {
-		return nil, err
-	}
-	if o.Path == "/" && !o.Mode.Sequential() {
-		return nil, errCreateRoot
-	}
-	if err := c.paths.checkOwn(o.Path); err != nil {
+	if err := c.paths.checkCreate(o.Path, o.Mode.Sequential()); err != nil {
 		return nil, err
 	}
 	switch o.Mode {

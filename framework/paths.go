@@ -218,9 +218,22 @@ func (c *Client) CheckCreatePath(path string) error {
 	return c.paths.checkOwn(path)
 }
 
+// checkCreate is the check of a node to create, before any I/O: Create,
+// CreateNode and a Multi's CreateOp (sequential: the mode is, so the path
+// may end with "/", and "/" names a node under the root).
+func (p pather) checkCreate(path string, sequential bool) error {
+	if err := validatePath(path, sequential); err != nil {
+		return err
+	}
+	if path == "/" && !sequential {
+		return errCreateRoot
+	}
+	return p.checkOwn(path)
+}
+
 // checkOwn refuses a path the server sees in ZooKeeper's subtree (an
-// error wrapping curator.ErrInvalidArgument): Create, CreateNode, a
-// Multi's CreateOp and CheckCreatePath, the one check for them all.
+// error wrapping curator.ErrInvalidArgument): checkCreate and
+// CheckCreatePath, the one check for them all.
 func (p pather) checkOwn(path string) error {
 	full := p.full(path)
 	if full == zkSubtree || strings.HasPrefix(full, zkSubtree+"/") {
