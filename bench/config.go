@@ -111,7 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.javaOpts, "java-opts", orDefault(os.Getenv("BENCH_JAVA_OPTS"), defaultJavaOpts), "JVM options of the curator peer (default $BENCH_JAVA_OPTS, else these)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit for one peer process, killed and reported past it (0: none)")
 	fs.StringVar(&c.connect, "connect", os.Getenv("ZK_CONNECT"), "ZooKeeper connect string (default $ZK_CONNECT, else a local server is started)")
-	fs.StringVar(&c.off, "off", os.Getenv(offEnv), "gocurator's engine shortcuts to turn off, comma-separated (handoff, gap, parent): to measure what each buys (docs/performance.md); passed to the gocurator peer processes as $"+offEnv)
+	fs.StringVar(&c.off, "off", os.Getenv(offEnv), "gocurator's engine shortcuts to turn off, comma-separated (handoff, parent): to measure what each buys (docs/performance.md); passed to the gocurator peer processes as $"+offEnv)
 	fs.IntVar(&c.ensemble, "ensemble", 1, "members of the local ZooKeeper started when no --connect is given (1: one standalone server; 3: a quorum, where reads no longer wait behind other sessions' writes)")
 	fs.DurationVar(&c.latency, "latency", 0, "one-way delay a relay in the harness adds between every peer and the server, as a network would (0: none, loopback alone; else at least 1ms)")
 	fs.StringVar(&c.serverJVM, "server-jvm", "", "JVM settings of the local ZooKeeper: production (as ZooKeeper's scripts start it, and ../shared/peers: the JVM's default compilers and collector, 512 MB heap) or test (testing/zktest's start-up settings: the C1 compiler alone, the serial collector; each request costs the server more CPU)")

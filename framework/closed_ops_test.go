@@ -29,8 +29,9 @@ func closeDuring(t *testing.T, c *framework.Client, op string) <-chan struct{} {
 	return started
 }
 
-// A Mutex.Lock interrupted by Close (while it reads the queue) returns an
-// error wrapping ErrClosed, as documented, not context.Canceled.
+// A Mutex.Lock interrupted by Close (while it reads its predecessor, to
+// watch it: its create listed the queue) returns an error wrapping
+// ErrClosed, as documented, not context.Canceled.
 func TestMutexLockInterruptedByClose(t *testing.T) {
 	ns := testenv.Uniq("mxclose")
 	a := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
@@ -47,10 +48,10 @@ func TestMutexLockInterruptedByClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := closeDuring(t, b, "children")
+	started := closeDuring(t, b, "get")
 	errc := make(chan error, 1)
 	go func() { errc <- mb.Lock(ctx) }()
-	<-started
+	testenv.Recv(t, started, testenv.WaitShort, "the waiter's read of its predecessor")
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +153,9 @@ func TestEveryCallAfterCloseEndsWithErrClosed(t *testing.T) {
 			_, err := cl.MarkNode(cctx, "/ok")
 			want(at+"MarkNode", err)
 			want(at+"DeleteInBackground then Wait", cl.DeleteInBackground("/ok").Wait(cctx))
-			_, err = cl.Create(cctx, "/ok", nil, framework.WithProtection(), framework.WithParentMark(),
+			_, err = cl.Create(cctx, "/ok", nil, framework.WithProtection(), framework.WithParentChildren(),
 				framework.WithMode(framework.ModeEphemeralSequential))
-			want(at+"protected Create with a parent mark", err)
+			want(at+"protected Create with a parent listing", err)
 		}
 	}
 }

@@ -21,8 +21,8 @@ import (
 	"github.com/gocurator/curator/testing/zktest"
 )
 
-// The mutex's shortcuts (the handoff, the gap rule, the
-// marks, the parent reads behind a create: handoff.go, gap.go, driver.go)
+// The mutex's shortcuts (the handoff and its marks, the parent reads
+// behind a create: handoff.go, driver.go)
 // under attack (issue 38, 2.): our contenders, two drivers on each of
 // three sessions, queue with foreign contenders named as Curator names
 // them (_c_<uuid>-lock-, one UUID made again and again, as a create

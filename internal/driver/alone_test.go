@@ -11,56 +11,39 @@ import (
 )
 
 // An acquisition whose node is its path's only child right after its
-// create (the parent read in the same round trip, which also marks the
-// path) holds without reading the queue: a create, a getData behind it, no
-// getChildren. The next one of the same driver makes no read at all: its
-// sequence follows its last hold's, and the mark is intact (the gap rule).
-// Once a reading shows others, the driver asks for no parent read (it
-// would be wasted).
+// create holds without a read of its own: the create lists the queue
+// behind it, in the same round trip (create, getChildren2, delete: two
+// round trips). A Try behind another's holder answers on that listing too.
 func TestAloneHoldsWithoutReading(t *testing.T) {
 	s := newCreateScene(t, "/alone")
 	px, c, other, ctx, path := s.px, s.c, s.other, s.ctx, s.path
 	d := newDriver(t, c, path)
-	reads := func() int { return queueReads(px) }
-	parentReads := s.parentReads
-
-	for i, want := range []int{1, 0, 0} {
+	for i := 0; i < 3; i++ {
 		px.ResetCounts()
 		ct, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r, p := reads(), parentReads(); r != 0 || p != want {
-			t.Errorf("uncontended acquisition %d: %d reads of the queue, %d parent reads; want 0 and %d", i, r, p, want)
-		}
-		if w := px.WatchRequests(zktest.OpGetData); w != want {
-			t.Errorf("uncontended acquisition %d: %d watched getData (the mark); want %d", i, w, want)
+		if r, p, w := queueReads(px), s.parentReads(), px.WatchRequests(zktest.OpGetData); r != 1 || p != 0 || w != 0 {
+			t.Errorf("uncontended acquisition %d: %d reads of the queue, %d parent stats, %d watched getData; want 1 (behind the create), 0, 0", i, r, p, w)
 		}
 		if err := ct.Delete(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	// Someone else holds: the first Try reads the queue (its sequence does
-	// not follow), the next decides on that reading, asks for no parent
-	// read, and reads the queue before it answers ErrLocked.
 	held, err := newDriver(t, other, path).Acquire(ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	px.ResetCounts()
-	if _, err := d.Acquire(ctx, nil, &driver.WaitOptions{Try: true}); err == nil {
-		t.Fatal("Try while another holds: held")
-	}
-	if r, p := reads(), parentReads(); r != 1 || p != 0 {
-		t.Errorf("Try after another's create: %d reads of the queue, %d parent reads; want 1 and 0", r, p)
-	}
-	px.ResetCounts()
-	if _, err := d.Acquire(ctx, nil, &driver.WaitOptions{Try: true}); err == nil {
-		t.Fatal("Try while another holds: held")
-	}
-	if r, p := reads(), parentReads(); r != 1 || p != 0 {
-		t.Errorf("after a busy reading: %d reads of the queue, %d parent reads; want 1 and 0", r, p)
+	for i := 0; i < 2; i++ {
+		px.ResetCounts()
+		if _, err := d.Acquire(ctx, nil, &driver.WaitOptions{Try: true}); err == nil {
+			t.Fatal("Try while another holds: held")
+		}
+		if r, p := queueReads(px), s.parentReads(); r != 1 || p != 0 {
+			t.Errorf("Try %d while another holds: %d reads of the queue, %d parent stats; want 1 (behind the create) and 0", i, r, p)
+		}
 	}
 	if err := held.Delete(ctx); err != nil {
 		t.Fatal(err)
@@ -79,96 +62,29 @@ func persistentPath(t *testing.T, c *framework.Client, path string) {
 	t.Cleanup(func() { _ = c.Delete(context.Background(), path, framework.WithIgnoreMissing()) })
 }
 
-// The drivers of one client share one mark on a lock path (issue 16: the
-// 10,000 waiters of one process each made a watched getData of the path
-// behind its create, and a goroutine and a stack for it): a driver with
-// none adopts the client's intact mark and asks for no new one; a driver
-// of another client does not see it.
-func TestDriversOfOneClientShareTheMark(t *testing.T) {
-	s := newCreateScene(t, "/sharemark")
-	px, c, other, ctx, path := s.px, s.c, s.other, s.ctx, s.path
-
-	first, err := newDriver(t, c, path).Acquire(ctx, nil, &driver.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := px.WatchRequests(zktest.OpGetData); w != 1 {
-		t.Fatalf("the first driver: %d watched getData (the mark), want 1", w)
-	}
-	if c.MarkOn(path) == nil {
-		t.Fatal("the client has no mark on the path after the first create")
-	}
-	if other.MarkOn(path) != nil {
-		t.Fatal("another client sees the mark")
-	}
-	px.ResetCounts()
-	second := newDriver(t, c, path)
-	waiter, err := second.Enqueue(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w, p := px.WatchRequests(zktest.OpGetData), px.Requests(zktest.OpGetData)+px.Requests(zktest.OpExists); w != 0 || p != 1 {
-		t.Errorf("a second driver's create: %d watched getData, %d parent reads; want 0 and 1 (a plain exists: it is alone?)", w, p)
-	}
-	if err := first.Delete(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := waiter.Wait(ctx, &driver.WaitOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := waiter.Delete(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Contenders of one client created at once on one path (a thousand
-// waiters queued together) make one parent read between them, the first's
-// mark, not one each (each also a goroutine to send it): a create made
-// while another of the process is in flight there reads no parent. Those
-// take the client's mark at their first reading of the queue, so the gap
-// rule still serves them after.
-func TestConcurrentCreatesMarkOnce(t *testing.T) {
-	s := newCreateScene(t, "/markonce")
+// waiters queued together) make one parent read between them, not one each
+// (each a listing of the queue, and a goroutine to send it): a create made
+// while another of the client's is in flight there reads no parent, and
+// its first decision shares a reading (shared.go).
+func TestConcurrentCreatesListOnce(t *testing.T) {
+	s := newCreateScene(t, "/listonce")
 	first, second := newDriver(t, s.c, s.path), newDriver(t, s.c, s.path)
-	secondGap := make(chan bool, 4)
-	done := s.holdCreate(first, func(by *driver.Driver, gap bool) {
-		if by == second {
-			secondGap <- gap
-		}
-	})
+	done := s.holdCreate(first, nil)
 	w, err := second.Enqueue(s.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := s.parentReads(); p != 0 {
+	if p := s.parentReads() + queueReads(s.px); p != 0 {
 		t.Errorf("a create while another of the client's is in flight: %d parent reads, want 0", p)
 	}
-	if s.c.MarkOn(s.path) != nil {
-		t.Fatal("a mark before the first create (the premise)")
-	}
 	held := done()
-	if n, p := s.px.WatchRequests(zktest.OpGetData), s.parentReads(); n != 1 || p != 1 {
-		t.Errorf("both creates: %d watched getData, %d parent reads; want 1 and 1 (the first's mark)", n, p)
+	if p, r := s.parentReads(), queueReads(s.px); p != 0 || r != 1 {
+		t.Errorf("both creates: %d parent stats, %d listings; want 0 and 1 (the first's)", p, r)
 	}
-	if s.c.MarkOn(s.path) == nil {
-		t.Fatal("no mark after the first create")
-	}
-
-	// The second (behind the first, sequence 1) reads the queue under the
-	// client's mark, is handed the lock, and releases: its driver's next
-	// create follows that reading, so the gap rule may place it.
 	wDone := waitOn(s.ctx, w)
 	gone(t, s.ctx, held)
 	heldThenGone(t, s.ctx, w, wDone)
-	<-secondGap // the second's first create
-	next, err := second.Enqueue(s.ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !<-secondGap {
-		t.Error("the second driver's next create: the gap rule did not look at it (its reading was not marked)")
-	}
-	gone(t, s.ctx, next)
 }
 
 // The same holds for drivers that do not hand off (the read-write lock's,
@@ -229,26 +145,6 @@ func TestCreatesOfOtherClientsDoNotCrowd(t *testing.T) {
 	gone(t, s.ctx, done(), ct)
 }
 
-// One mark read at a time, not one create: a create while others are in
-// flight, none of them reading a mark, reads one (a path whose creates
-// overlap without pause would else never be marked again once a
-// reconnection spent its mark). It reads no parent stat (not alone).
-func TestMarkReadWhileOthersCreate(t *testing.T) {
-	s := newCreateScene(t, "/markcrowd")
-	done := s.holdCreate(s.twoLeases(s.c), nil) // reads no mark
-	ct, err := newDriver(t, s.c, s.path).Enqueue(s.ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, p := s.px.WatchRequests(zktest.OpGetData), s.parentReads(); n != 1 || p != 1 {
-		t.Errorf("a create while another (with no mark read) is in flight: %d watched getData, %d parent reads; want 1 and 1 (the mark)", n, p)
-	}
-	if s.c.MarkOn(s.path) == nil {
-		t.Error("no mark after it")
-	}
-	gone(t, s.ctx, done(), ct)
-}
-
 // createScene is a client through a proxy that counts its requests,
 // another client, and a persistent lock path.
 type createScene struct {
@@ -287,15 +183,15 @@ func (s *createScene) parentReads() int {
 // its parent read is decided and it is registered in flight, before it is
 // sent; other creates go to also (nil: nothing). done lets it go and
 // returns its contender.
-func (s *createScene) holdCreate(d *driver.Driver, also func(by *driver.Driver, gap bool)) (done func() *driver.Contender) {
+func (s *createScene) holdCreate(d *driver.Driver, also func(by *driver.Driver)) (done func() *driver.Contender) {
 	t := s.t
 	in, release := make(chan struct{}), make(chan struct{})
-	t.Cleanup(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
+	t.Cleanup(driver.SetCreateHook(func(by *driver.Driver) {
 		if by == d {
 			close(in)
 			<-release
 		} else if also != nil {
-			also(by, gap)
+			also(by)
 		}
 	}))
 	type result struct {

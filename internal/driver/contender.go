@@ -23,9 +23,6 @@ type Contender struct {
 	// queue for its first decision: sequences only grow, so no contender
 	// can come before it (one use: Wait clears it).
 	siblings int
-	// known: the queue as the gap rule (gap.go) knows it right after the
-	// create, with its mark; nil if it does not (one use: Wait clears it).
-	known *reading
 	// listed: the queue as listed right behind the create
 	// (framework.WithParentChildren), nil if it was not (one use: Wait
 	// clears it).
@@ -67,7 +64,6 @@ func (c *Contender) Delete(ctx context.Context) error {
 func (c *Contender) gone() {
 	if c.d.handoff {
 		c.d.handoffs.deleted(c.d.client, c.d.path, c.czxid, c.name)
-		c.d.last.deleted(c)
 	}
 }
 

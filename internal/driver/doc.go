@@ -13,14 +13,14 @@
 // context, the Lost channel, the fencing token, guarded writes and the
 // release, one rule for every recipe.
 //
-// Two shortcuts of the mutex's queue (one contender name, first holds)
-// save requests no peer saves, each with its proof in its file: the
+// A contender's create reads the queue behind it, in the same round trip
+// (driver.go, createOptions): its first decision needs no request of its
+// own. One shortcut of the mutex's queue (one contender name, first
+// holds) saves a request no peer saves, with its proof in its file: the
 // handoff (handoff.go), a waiter holding on its predecessor's deletion
 // with no request when its client knows every contender before it gone
 // (records bound to one incarnation of the lock path; its own node proven
-// by a mark, set only where a handoff may come), and the gap rule
-// (gap.go), a new contender taking its first decision on the driver's
-// last reading when its sequence follows that reading's highest. One shortcut of the read
+// by a mark, set only where a handoff may come). One shortcut of the read
 // lock's: onward (onward.go), a reader whose writer goes deciding on the
 // rest of the reading it waited with, since no writer can be made before
 // it. Every shortcut's invariant, attacking tests and measured gain:

@@ -32,7 +32,6 @@ type Driver struct {
 	// watchesAll: its waits decide on watched reads (WaitOptions.WatchAll;
 	// SetWatchesAll).
 	watchesAll bool
-	last       lastRead  // for the gap rule (gap.go), when it hands off
 	handoffs   *handoffs // what its process knows of its path (handoff.go): process, but in tests
 }
 
@@ -156,9 +155,9 @@ func (d *Driver) EnqueueAs(ctx context.Context, name string, data []byte) (*Cont
 }
 
 func (d *Driver) enqueue(ctx context.Context, name string, mode framework.CreateMode, data []byte) (*Contender, error) {
-	opts, mark, gap, h, marking := d.createOptions(mode)
+	opts, h := d.createOptions(mode)
 	n, err := d.client.CreateNode(ctx, framework.JoinPath(d.path, name), d.nodeData(data), opts...)
-	return d.enqueued(&n, err, mark, gap, h, marking) // a pointer: n's copy would be in enqueue's frame too
+	return d.enqueued(&n, err, h) // a pointer: n's copy would be in enqueue's frame too
 }
 
 // nodeData is a contender's data: data, or the client's default for nil.
@@ -172,47 +171,30 @@ func (d *Driver) nodeData(data []byte) []byte {
 }
 
 // createOptions decides how a contender's create reads its parent, if at
-// all: its options, the mark held before it, whether the gap rule may
-// place it, and its registration as a create in flight (marking: one
-// that reads the mark), which enqueued ends once it returns. (Apart from enqueue,
-// whose frame is on every waiter's stack while its create is in flight.)
+// all: its options, and its registration as a create in flight, which
+// enqueued ends once it returns. (Apart from enqueue, whose frame is on
+// every waiter's stack while its create is in flight.)
 //
 //go:noinline
-func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, mark *framework.Mark, gap bool, h *handoff, marking bool) {
-	gap = d.handoff && d.last.ready() && !off.gap
-	mark = d.last.marked()
-	if d.handoff && !gap {
-		mark = d.intactMark()
-	}
-	// The parent's stat and the gap rule's mark (gap.go, 5.), if no mark
-	// is intact; one mark read at a time per client and path: a thousand
-	// waiters queued at once would each make one (and a goroutine to send
-	// it). Those behind take the mark, once set, at their first reading
-	// of the queue (Contender.arm).
-	h, marking, crowded, sibling := d.handoffs.create(d.client, d.path, d.handoff && !gap && !mark.Intact())
+func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOption, h *handoff) {
+	h, crowded, sibling := d.handoffs.create(d.client, d.path)
 	parent := parentNone
 	switch {
-	case gap:
-		// Its sequence may show where it stands in the last reading: no
-		// parent read (one request of three when uncontended).
-	case marking:
-		parent = parentMark
 	case !mode.Sequential():
 		// A node in a place of its own (EnqueueAs, the only non-sequential
 		// contender: the downgrade's read node) holds without a decision:
 		// nothing would use the read.
-	case !d.handoff && !d.watchesAll && !sibling:
+	case !d.watchesAll && !sibling:
 		// The queue itself, in the same round trip: the first decision
-		// needs no read of its own (the read-write lock's: 2 round trips
-		// for a read, not 3). Not for a handing-off waiter, whose reading
-		// must be made under a mark (gap.go, 5.), nor for one that decides
-		// on watched reads (the semaphore's lease wait), which the count
-		// alone decides when it holds at once; nor while another create
-		// of the same client is in flight there: a reading of the queue is
-		// shared then (a thousand readers of a read-write lock queued at
-		// once would each make one, of a thousand names). Creates of other
-		// clients do not count: no read is shared between clients, so
-		// each would make its own reading anyway, a round trip later.
+		// needs no read of its own (2 round trips for an acquisition, not
+		// 3). Not for one that decides on watched reads (the semaphore's
+		// lease wait), which the count alone decides when it holds at
+		// once; nor while another create of the same client is in flight
+		// there: a reading of the queue is shared then (a thousand
+		// waiters queued at once would each make one, of a thousand
+		// names). Creates of other clients do not count: no read is
+		// shared between clients, so each would make its own reading
+		// anyway, a round trip later.
 		parent = parentList
 	case crowded:
 		// Not when another contender of the client is there (creating,
@@ -226,43 +208,26 @@ func (d *Driver) createOptions(mode framework.CreateMode) (opts []framework.OpOp
 		parent = parentNone
 	}
 	if testHookCreating != nil {
-		testHookCreating(d, gap)
+		testHookCreating(d)
 	}
-	return contenderOpts[mode][parent], mark, gap, h, marking
-}
-
-// intactMark returns the driver's mark on its path if intact, else the
-// client's, adopted (any intact mark of the client on the path proves what
-// ours would, gap.go 5.: it was set before any reading made from now on),
-// else the driver's spent one or nil: a reading made under it will not
-// count.
-func (d *Driver) intactMark() *framework.Mark {
-	m := d.last.marked()
-	if !m.Intact() {
-		if cm := d.client.MarkOn(d.path); cm != nil {
-			d.last.setMark(cm)
-			return cm
-		}
-	}
-	return m
+	return contenderOpts[mode][parent], h
 }
 
 // The parent read behind a contender's create.
 const (
 	parentNone = iota
 	parentStat // WithParentStat
-	parentMark // WithParentMark
 	parentList // WithParentChildren
 )
 
 // contenderOpts are a contender's create options, by mode (ephemeral or
 // ephemeral-sequential) and parent read, made once: they would be on the
 // stack of every waiter's create, its deepest call.
-var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
-	t := map[framework.CreateMode][4][]framework.OpOption{}
+var contenderOpts = func() map[framework.CreateMode][3][]framework.OpOption {
+	t := map[framework.CreateMode][3][]framework.OpOption{}
 	for _, mode := range []framework.CreateMode{framework.ModeEphemeral, framework.ModeEphemeralSequential} {
-		var byParent [4][]framework.OpOption
-		for parent, extra := range []framework.OpOption{nil, framework.WithParentStat(), framework.WithParentMark(), framework.WithParentChildren()} {
+		var byParent [3][]framework.OpOption
+		for parent, extra := range []framework.OpOption{nil, framework.WithParentStat(), framework.WithParentChildren()} {
 			o := []framework.OpOption{framework.WithMode(mode), framework.WithProtection(), framework.WithParentContainers()}
 			if extra != nil {
 				o = append(o, extra)
@@ -279,19 +244,18 @@ var contenderOpts = func() map[framework.CreateMode][4][]framework.OpOption {
 // the Contender for n with what its create read of the queue.
 //
 //go:noinline
-func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark, gap bool, h *handoff, marking bool) (*Contender, error) {
+func (d *Driver) enqueued(n *framework.Created, err error, h *handoff) (*Contender, error) {
 	ours := ""
 	if err == nil && d.handoff {
 		ours = framework.NodeName(n.Path)
 	}
-	d.handoffs.created(h, marking, ours)
+	d.handoffs.created(h, ours)
 	if err != nil {
 		return nil, err
 	}
 	c := &Contender{d: d, node: n.Path, name: framework.NodeName(n.Path), session: n.Session}
 	c.seq, _ = d.Sequence(c.name)
-	switch {
-	case n.Parent != nil:
+	if n.Parent != nil {
 		c.czxid = n.Parent.Czxid
 		if n.Zxid != 0 && n.Parent.Pzxid == n.Zxid {
 			// The parent read behind our create: nothing under the path
@@ -307,33 +271,32 @@ func (d *Driver) enqueued(n *framework.Created, err error, mark *framework.Mark,
 			// TestParentStatDecidesOnlyUnchanged, TestAdversarialMutex.
 			c.siblings = int(n.Parent.NumChildren)
 		}
-		m := n.ParentMark // set by this read, or the one set before it (nil for a driver that does not hand off)
-		if m != nil {
-			d.last.setMark(m)
-		} else {
-			m = mark
-		}
-		if c.siblings == 1 && m.Intact() { // a reading: ours alone, read under a mark
-			d.last.read(&Queue{entries: []entry{{c.seq, c.name}}, czxid: c.czxid}, m)
-		}
 		if n.Children != nil {
+			// The queue listed behind our create, on its connection: a
+			// reading like any other, made after our create (the server
+			// answers a session's requests in order), with the lock
+			// path's czxid from the same reply (handoff.go, 3.). Relies
+			// on: that order (framework.WithParentChildren); a listing
+			// sent in a new session after ours was lost may miss our
+			// node, which then decides as vanished. Attacked by:
+			// TestMutexCreateListsTheQueue, TestLockPathRemadeBetweenReadings,
+			// TestLockPathRemadeRightBeforeTheCreate, TestListedCreateDecides,
+			// TestAdversarialMutex (the path reaped between rounds).
 			c.listed = d.queueOf(n.Children, c.czxid)
 		}
-	case gap:
-		c.known = d.last.after(c)
 	}
 	return c, nil
 }
 
 // testHookCreating, set only by tests, runs just before a contender's
-// create by d, told whether the gap rule may decide it: a test changes the path
-// there, after the rule's first look and before the create.
-var testHookCreating func(d *Driver, gap bool)
+// create by d: a test changes the path there, after the create's options
+// are chosen.
+var testHookCreating func(d *Driver)
 
 // SetCreateHook sets the hook run just before each contender's create
 // (tests only); the returned func restores the previous one. Set it only
 // while no create runs.
-func SetCreateHook(f func(d *Driver, gap bool)) (restore func()) {
+func SetCreateHook(f func(d *Driver)) (restore func()) {
 	old := testHookCreating
 	testHookCreating = f
 	return func() { testHookCreating = old }

@@ -132,3 +132,12 @@ func (d *Driver) OtherProcess() { d.handoffs = newHandoffs() }
 // the contender name of the path's incarnation czxid go, as a waiter's
 // watch does.
 func (d *Driver) SawGone(czxid int64, name string) { d.handoffs.deleted(d.client, d.path, czxid, name) }
+
+// Unlisted drops what c's create read of the queue, so that its first
+// decision reads it, as a contender whose create made no parent read does
+// (several creates of one client in flight at once): the shared-read
+// tests need such readers.
+func Unlisted(c *Contender) *Contender {
+	c.listed, c.siblings = nil, 0
+	return c
+}

@@ -113,8 +113,7 @@ func handoffSafe(pred Predicate, names []string) bool {
 
 // handoffs is what each client of the process knows of deleted
 // contenders, per path, while it waits or creates there; its own
-// contenders there; how many of its creates are in flight there, and
-// whether one of them reads the parent for a mark.
+// contenders there; how many of its creates are in flight there.
 type handoffs struct {
 	mu   sync.Mutex
 	keys map[handoffKey]*handoff
@@ -135,7 +134,6 @@ type handoff struct {
 	key     handoffKey
 	users   int                  // waiters
 	creates int                  // the client's contenders' creates in flight there
-	marking bool                 // one of them reads the parent for a mark
 	gone    map[goneKey]struct{} // known gone (3.): protected names only, each of one incarnation
 	order   []goneKey            // gone's names, oldest first
 	dropped int                  // names dropped from order's front so far: order[i] is name number dropped+i
@@ -168,8 +166,7 @@ type joinAt struct{ at, n int }
 // waiter that asks about it is told "not known gone" and reads the queue
 // again. The names waiters ask about are those deleted since their
 // reading, which each made after it joined: a name gone before every
-// waiter there joined is in no reading of theirs (but the gap rule's
-// short ones, gap.go, which the newest goneMin cover). Dropping names by
+// waiter there joined is in no reading of theirs. Dropping names by
 // count alone was not enough: in a queue of 10,000, each waiter queued
 // with a reading of every contender before it; by the last waiters' turn
 // the first names had been dropped (fewer waiters, so fewer kept), and
@@ -261,35 +258,27 @@ func (hs *handoffs) leave(h *handoff, at int) {
 }
 
 // create registers a contender's create on the client's path until
-// created (any driver's, handing off or not). wantMark: the create would
-// read the parent for a mark; mark: it may, no other create of the client
-// there is reading one (one at a time). crowded: another create of the
-// client is in flight there, or a waiter of it that hands off waits (then
-// the new contender is not alone). sibling: another create of the client
-// is in flight there (then a reading may be shared: shared.go).
-func (hs *handoffs) create(c *framework.Client, path string, wantMark bool) (h *handoff, mark, crowded, sibling bool) {
+// created (any driver's, handing off or not). crowded: another create of
+// the client is in flight there, or a waiter of it that hands off waits
+// (then the new contender is not alone). sibling: another create of the
+// client is in flight there (then a reading may be shared: shared.go).
+func (hs *handoffs) create(c *framework.Client, path string) (h *handoff, crowded, sibling bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h = hs.get(c, path)
 	crowded, sibling = h.creates > 0 || h.users > 0, h.creates > 0
 	h.creates++
-	if wantMark && !h.marking {
-		h.marking, mark = true, true
-	}
-	return h, mark, crowded, sibling
+	return h, crowded, sibling
 }
 
-// created ends a create registered by create; mark as create said.
-// ours: the name made, of a contender that hands off ("" if none). The
-// client's own are known while its entry lasts: a contender made alone,
-// held with no waiter of the client there, is forgotten (the next waiters
-// read the queue once it goes).
-func (hs *handoffs) created(h *handoff, mark bool, ours string) {
+// created ends a create registered by create. ours: the name made, of a
+// contender that hands off ("" if none). The client's own are known while
+// its entry lasts: a contender made alone, held with no waiter of the
+// client there, is forgotten (the next waiters read the queue once it
+// goes).
+func (hs *handoffs) created(h *handoff, ours string) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if mark {
-		h.marking = false
-	}
 	h.creates--
 	h.addOurs(ours)
 	hs.drop(h)

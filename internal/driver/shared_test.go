@@ -32,6 +32,7 @@ func TestSharedReadsCoalesce(t *testing.T) {
 		if waiters[i], err = d.Enqueue(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
+		driver.Unlisted(waiters[i])
 	}
 	px.ResetCounts()
 	// Each waiter decides once (its predecessor holds) and then waits:
@@ -90,6 +91,8 @@ func TestSharedReadNeverOlderThanTheCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	driver.Unlisted(mine)
+	driver.Unlisted(probe)
 	defer probe.Delete(ctx)
 
 	held := px.HoldReply(zktest.OpGetChildren2)
@@ -125,7 +128,7 @@ func enqueueN(t *testing.T, ctx context.Context, d *driver.Driver, n int) []*dri
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Delete(ctx) })
-		cts[i] = c
+		cts[i] = driver.Unlisted(c)
 	}
 	return cts
 }

@@ -18,36 +18,31 @@ const (
 	// reading the queue again (handoff.go); off, every wake reads the
 	// queue, as Curator's does.
 	ShortcutHandoff = "handoff"
-	// ShortcutGap: a new contender decides on the driver's last reading
-	// when its sequence follows that reading's highest (gap.go).
-	ShortcutGap = "gap"
-	// ShortcutParentRead: the parent's stat, mark or listing read behind a
+	// ShortcutParentRead: the parent's stat or listing read behind a
 	// create at no round trip (driver.go, createOptions).
 	ShortcutParentRead = "parent"
 )
 
 // off holds the shortcuts turned off. Written only by SetShortcutsOff,
 // before any driver is used.
-var off struct{ handoff, gap, parent bool }
+var off struct{ handoff, parent bool }
 
 // SetShortcutsOff turns off the shortcuts named in list (comma-separated;
 // "" turns none off) for the whole process: for the bench, which measures
 // what each buys, never for production. Call it before any driver is made.
 // An unknown name is curator.ErrInvalidArgument.
 func SetShortcutsOff(list string) error {
-	var o struct{ handoff, gap, parent bool }
+	var o struct{ handoff, parent bool }
 	for _, n := range strings.Split(list, ",") {
 		switch strings.TrimSpace(n) {
 		case "":
 		case ShortcutHandoff:
 			o.handoff = true
-		case ShortcutGap:
-			o.gap = true
 		case ShortcutParentRead:
 			o.parent = true
 		default:
-			return fmt.Errorf("driver: %w: no shortcut %q (have %s, %s, %s)", curator.ErrInvalidArgument, n,
-				ShortcutHandoff, ShortcutGap, ShortcutParentRead)
+			return fmt.Errorf("driver: %w: no shortcut %q (have %s, %s)", curator.ErrInvalidArgument, n,
+				ShortcutHandoff, ShortcutParentRead)
 		}
 	}
 	off = o

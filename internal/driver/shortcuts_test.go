@@ -19,7 +19,7 @@ func TestShortcutsOff(t *testing.T) {
 	if err := driver.SetShortcutsOff("handoff,nope"); !errors.Is(err, curator.ErrInvalidArgument) {
 		t.Fatalf("SetShortcutsOff of an unknown name: %v, want ErrInvalidArgument", err)
 	}
-	if err := driver.SetShortcutsOff("handoff, gap,parent"); err != nil {
+	if err := driver.SetShortcutsOff("handoff, parent"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { driver.SetShortcutsOff("") })

@@ -16,10 +16,10 @@ func TestParentStatDecidesOnlyUnchanged(t *testing.T) {
 		zxid, pzxid int64
 		siblings    int
 	}{{zxid: 7, pzxid: 7, siblings: 1}, {zxid: 7, pzxid: 9, siblings: 0}, {zxid: 0, pzxid: 0, siblings: 0}} {
-		h, _, _, _ := d.handoffs.create(nil, "/p", false)
+		h, _, _ := d.handoffs.create(nil, "/p")
 		n := &framework.Created{Path: "/p/_c_6d7b3f51-0f1d-4b5e-8f5c-3f0c2b6a9e11-lock-0000000003", Zxid: c.zxid,
 			Parent: &framework.Stat{NumChildren: 1, Pzxid: c.pzxid, Czxid: 2}}
-		ct, err := d.enqueued(n, nil, nil, false, h, false)
+		ct, err := d.enqueued(n, nil, h)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,7 +165,6 @@ type round struct {
 	pred     string // the contender waited on; "" for any change among them
 	wake     <-chan struct{}
 	undo     func()          // OnWoken's, until the waiter is found holding or not
-	gap      bool            // q is the gap rule's (gap.go)
 	watchAll bool            // decide on watched reads (the last decision was Decision{})
 	first    bool            // no reading yet
 	onward   bool            // the decision waited on is Onward (onward.go)
@@ -206,10 +205,10 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	if o.Wake != nil {
 		r.wake = o.Wake() // before the read and the decision: a change after them closes it
 	}
-	siblings, gapq, listed := c.siblings, c.known, c.listed
-	c.siblings, c.known, c.listed = 0, nil, nil // known right after the create only
+	siblings, listed := c.siblings, c.listed
+	c.siblings, c.listed = 0, nil // known right after the create only
 	next := r.next
-	r.gap, r.next, r.onward = false, nil, false
+	r.next, r.onward = nil, false
 	switch {
 	case next != nil:
 		r.q = next // the rest of the last reading, its first contender gone (onward.go)
@@ -223,27 +222,12 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		r.q = listed // listed right after our create, on its connection
 	case siblings == 1:
 		r.q = &Queue{entries: []entry{{c.seq, c.name}}} // the queue as it was right after our create
-	case gapq != nil:
-		r.q, r.gap = gapq.q, true
-		if gapq.q.Len() == 1 {
-			// Ours alone: the next create's reading. A longer one may hold
-			// contenders gone since, which a chain of such readings would
-			// keep for good (a GetW and an exists per acquisition).
-			d.last.read(gapq.q, gapq.mark)
-		}
 	case r.watchAll:
 		r.q, r.w, err = d.queueW(ctx)
 	default:
 		// Shared: a thousand waiters of one process make one read (never
 		// one older than their own call) and sort it once.
-		var m *framework.Mark
-		if d.handoff {
-			m = d.intactMark() // set before the read (gap.go, 5.)
-		}
 		r.q, err = d.queueShared(ctx)
-		if err == nil && d.handoff {
-			d.last.read(r.q, m)
-		}
 	}
 	if err != nil {
 		return true, err
@@ -257,9 +241,6 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 		d.busy.Store(!alone)
 	}
 	dec, err := c.decide(r.q, o.With)
-	if r.gap && o.Try && err == nil && !dec.Held {
-		return false, nil // a Try answers ErrLocked on the queue as it is now (gap.go): read it
-	}
 	if err != nil || dec.Held || o.Try {
 		if r.w != nil {
 			r.w.Stop()

@@ -11,10 +11,9 @@ import (
 	"github.com/gocurator/curator/testing/zktest"
 )
 
-// gapScene: another process (od) holds a fresh lock (sequence 0), and w1
-// of driver d (its client through px) waits behind it (sequence 1), so
-// that d's last reading of the queue is [holder, w1].
-type gapScene struct {
+// queueScene: another process (od) holds a fresh lock (sequence 0), and w1
+// of driver d (its client through px) waits behind it (sequence 1).
+type queueScene struct {
 	px         *zktest.Proxy
 	other      *framework.Client
 	ctx        context.Context
@@ -26,9 +25,9 @@ type gapScene struct {
 	waiting    chan *driver.Contender // each Wait that decided to wait (the hook)
 }
 
-func newGapScene(t *testing.T) *gapScene {
+func newQueueScene(t *testing.T, root string) *queueScene {
 	t.Helper()
-	s := &gapScene{px: zktest.StartProxy(t, testenv.Shared().Addr()), ctx: testenv.Ctx(t, testenv.WaitLong), path: testenv.Path(t, "/gap")}
+	s := &queueScene{px: zktest.StartProxy(t, testenv.Shared().Addr()), ctx: testenv.Ctx(t, testenv.WaitLong), path: testenv.Path(t, root)}
 	s.waiting = make(chan *driver.Contender, 64)
 	t.Cleanup(driver.SetWaitHook(func(c *driver.Contender) { // set before any Wait runs
 		select {
@@ -53,7 +52,7 @@ func newGapScene(t *testing.T) *gapScene {
 }
 
 // waitWatched waits until who's wait watches c.
-func (s *gapScene) waitWatched(t *testing.T, who string, c *driver.Contender) {
+func (s *queueScene) waitWatched(t *testing.T, who string, c *driver.Contender) {
 	t.Helper()
 	testenv.WaitFor(t, testenv.WaitShort, who+" watching "+c.Name(), func() bool {
 		return testenv.WatchedUnder(t, testenv.Shared(), s.path)[c.Name()] == 1
@@ -62,7 +61,7 @@ func (s *gapScene) waitWatched(t *testing.T, who string, c *driver.Contender) {
 
 // enqueue makes a contender of d and starts its Wait; it returns once the
 // Wait has decided to wait.
-func (s *gapScene) enqueue(t *testing.T) (*driver.Contender, <-chan error) {
+func (s *queueScene) enqueue(t *testing.T) (*driver.Contender, <-chan error) {
 	t.Helper()
 	c, err := s.d.Enqueue(s.ctx, nil)
 	if err != nil {
@@ -92,44 +91,20 @@ func gone(t *testing.T, ctx context.Context, cs ...*driver.Contender) {
 	}
 }
 
-// A contender made right after the highest of the driver's last reading
-// of the queue (nothing made in between: its sequence is one more) waits
-// on that contender without reading the queue (the gap rule, issue 16),
-// and holds when the queue ahead of it is gone.
-func TestGapRuleSkipsTheRead(t *testing.T) {
-	s := newGapScene(t)
+// A mutex contender lists the queue behind its create, in the same round
+// trip, and decides on that listing: it waits on its predecessor with no
+// read of its own (issue 38: this replaced the gap rule, which decided on
+// the driver's last reading and bought nothing measurable). A Try answers
+// on its listing too.
+func TestMutexCreateListsTheQueue(t *testing.T) {
+	s := newQueueScene(t, "/listmutex")
 	s.px.ResetCounts()
 	w2, w2Done := s.enqueue(t)
 	s.waitWatched(t, "w2", s.w1)
-	if n := queueReads(s.px); n != 0 {
-		t.Errorf("w2 read the queue %d times, want 0 (the gap rule)", n)
+	if n, p := queueReads(s.px), s.px.Requests(zktest.OpExists); n != 1 || p != 0 {
+		t.Errorf("w2: %d reads of the queue, %d parent stats; want 1 (the listing behind its create) and 0", n, p)
 	}
-	gone(t, s.ctx, s.holder)
-	if err := <-s.w1Done; err != nil {
-		t.Fatalf("w1: %v", err)
-	}
-	testenv.NotYet(t, w2Done, "w2, while w1 holds")
-	gone(t, s.ctx, s.w1)
-	heldThenGone(t, s.ctx, w2, w2Done)
-}
 
-// A contender made after another create than its driver's last reading
-// shows (a gap in the sequence), or asked to decide at once (Try), reads
-// the queue.
-func TestGapRuleNotAcrossAGap(t *testing.T) {
-	s := newGapScene(t)
-	x, err := s.od.Enqueue(s.ctx, nil) // the gap: made after w1's reading
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.px.ResetCounts()
-	w2, w2Done := s.enqueue(t)
-	if n := queueReads(s.px); n != 1 {
-		t.Errorf("w2, made after a create w1 never saw, read the queue %d times, want 1", n)
-	}
-	s.waitWatched(t, "w2", x)
-
-	// Try: its answer must be the queue's now, not one it may be behind.
 	s.px.ResetCounts()
 	w3, err := s.d.Enqueue(s.ctx, nil)
 	if err != nil {
@@ -139,22 +114,20 @@ func TestGapRuleNotAcrossAGap(t *testing.T) {
 		t.Fatal("a Try behind a holder held")
 	}
 	if n := queueReads(s.px); n != 1 {
-		t.Errorf("a Try read the queue %d times, want 1", n)
+		t.Errorf("a Try read the queue %d times, want 1 (its listing)", n)
 	}
-	gone(t, s.ctx, w3, s.holder, x)
+	gone(t, s.ctx, w3, s.holder)
 	heldThenGone(t, s.ctx, s.w1, s.w1Done)
 	heldThenGone(t, s.ctx, w2, w2Done)
 }
 
-// The gap rule's hole (gap.go, 5.): the lock path emptied, removed (as the
-// server reaps an empty container) and made again between the driver's
-// reading and its next create, whose sequence then happens to follow that
-// reading's highest. The queue the rule knows holds none of the new path's
-// contenders (it would wait on the old holder, find it gone and take the
-// handoff): the spent mark makes the new contender read the queue and wait
-// behind the new holder, never hold past it.
-func TestGapRuleAfterTheLockPathIsRemade(t *testing.T) {
-	s := newGapScene(t)
+// The lock path emptied, removed (as the server reaps an empty container)
+// and made again between the driver's readings, so that the next
+// contender's sequence follows the highest of its last reading (names
+// recur): the new contender decides on the new path's queue, and waits
+// behind its holder.
+func TestLockPathRemadeBetweenReadings(t *testing.T) {
+	s := newQueueScene(t, "/remade")
 	s.stopW1()
 	if err := <-s.w1Done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("w1: %v, want context.Canceled", err)
@@ -164,7 +137,7 @@ func TestGapRuleAfterTheLockPathIsRemade(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The path anew: sequences 0 (the new holder) and 1 (gone), so that
-	// ours is 2, one more than the reading's highest.
+	// ours is 2, one more than the last reading's highest.
 	newHolder, err := s.od.Acquire(s.ctx, nil, &driver.WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -184,40 +157,29 @@ func TestGapRuleAfterTheLockPathIsRemade(t *testing.T) {
 	heldThenGone(t, s.ctx, w2, w2Done)
 }
 
-// The same hole where the rule decides with no read at all: a driver that
-// held alone takes its next hold on its sequence alone. If the path is
-// reaped and made again (with another's holder below us) after the rule's
-// first look but before our create, only the mark's check once the create
-// has returned sees it: the contender must read the queue and wait.
-func TestGapRuleAloneAfterTheLockPathIsRemade(t *testing.T) {
+// The same where a driver held alone just before: the path is reaped and
+// made again (another's holder on it) after the create's options are
+// chosen and before it is sent. The contender must decide on what the
+// server has, and wait.
+func TestLockPathRemadeRightBeforeTheCreate(t *testing.T) {
 	later := testenv.RestoreLater(t) // hooks restored after the clients are closed
 	px := zktest.StartProxy(t, testenv.Shared().Addr())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
-	path := testenv.Path(t, "/gapalone")
+	path := testenv.Path(t, "/remadealone")
 	other := testenv.Client(t, testenv.Shared().ConnectString())
 	d, od := newDriver(t, testenv.Client(t, px.Addr()), path), newDriver(t, other, path)
 	persistentPath(t, other, path) // not reaped while it is empty between two holds
-	reads := func() int {
-		return queueReads(px) + px.Requests(zktest.OpGetData)
-	}
-	for i := 0; i < 2; i++ { // marks the path, then holds by the rule
-		px.ResetCounts()
+	for i := 0; i < 2; i++ {
 		c, err := d.Acquire(ctx, nil, &driver.WaitOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		gone(t, ctx, c)
-		if i == 1 && reads() != 0 {
-			t.Fatalf("the second hold alone made %d reads, want 0 (the premise: the rule decides it)", reads())
-		}
 	}
 	var newHolder *driver.Contender
-	later(driver.SetCreateHook(func(by *driver.Driver, gap bool) {
+	later(driver.SetCreateHook(func(by *driver.Driver) {
 		if by != d || newHolder != nil {
 			return // od's creates below, or a later one of d's
-		}
-		if !gap {
-			t.Error("the rule did not look at the create (the premise)")
 		}
 		if err := other.Delete(ctx, path); err != nil { // the reaper
 			t.Error(err)
