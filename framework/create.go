@@ -66,10 +66,6 @@ type Created struct {
 	// counts the new node); nil when it could not be read that way (the
 	// create was retried, a parent had to be made, the connection went).
 	Parent *Stat
-	// ParentMark is, with WithParentMark, a Mark on the parent set by that
-	// same read (so intact means: the parent Parent describes); nil when
-	// Parent is, or the connection changed meanwhile.
-	ParentMark *Mark
 	// Children are, with WithParentChildren, the parent's children listed
 	// by that same read (our node's name among them, unless our session was
 	// lost meanwhile: go-zookeeper may then send the read in a new session);
@@ -120,12 +116,11 @@ func (p *createPlan) created(v createResult, pending <-chan outcome[createResult
 	c := p.c
 	var (
 		parent   *Stat
-		mark     *Mark
 		children []string
 		zxid     int64
 	)
 	if p.parent != nil {
-		parent, mark, children, zxid = p.parent.result(err == nil && v.first)
+		parent, children, zxid = p.parent.result(err == nil && v.first)
 	}
 	if err != nil {
 		if p.co.protected && (pending != nil || retryable(err) || ctxErr(err)) {
@@ -133,7 +128,7 @@ func (p *createPlan) created(v createResult, pending <-chan outcome[createResult
 		}
 		return Created{}, err
 	}
-	n := Created{Path: c.paths.user(v.path), Parent: parent, ParentMark: mark, Children: children, Zxid: zxid}
+	n := Created{Path: c.paths.user(v.path), Parent: parent, Children: children, Zxid: zxid}
 	if p.co.mode.Ephemeral() {
 		n.Session = c.sessionFor(v.sid)
 	}
@@ -181,10 +176,7 @@ func (c *Client) planCreate(ctx context.Context, path string, data []byte, opts 
 		return nil, &OpError{"create", path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
 	if co.parentStat && !co.protected {
-		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentStat, WithParentMark and WithParentChildren need WithProtection", curator.ErrInvalidArgument)}
-	}
-	if co.parentMark && co.parentChildren {
-		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentMark and WithParentChildren", curator.ErrInvalidArgument)}
+		return nil, &OpError{"create", path, fmt.Errorf("%w: WithParentStat and WithParentChildren need WithProtection", curator.ErrInvalidArgument)}
 	}
 	p := &createPlan{c: c, co: co, userPath: path, data: data}
 	if co.protected {

@@ -181,8 +181,7 @@ func TestCreateParentStat(t *testing.T) {
 
 // WithParentChildren: the read behind the create lists the parent's
 // children, read after the create (ours among them), with the parent's
-// stat; nothing when the create made its parent; refused with
-// WithParentMark.
+// stat; nothing when the create made its parent.
 func TestCreateParentChildren(t *testing.T) {
 	px := startProxyFor(t)
 	c := newClient(t, px.Addr(), framework.WithNamespace(testenv.Uniq("pkids")))
@@ -211,10 +210,6 @@ func TestCreateParentChildren(t *testing.T) {
 	if n, e := px.Requests(zktest.OpGetChildren2), px.Requests(zktest.OpExists); n != 1 || e != 0 {
 		t.Errorf("%d getChildren, %d exists; want 1 (the listing) and 0", n, e)
 	}
-	if _, err := c.CreateNode(ctx, "/q/m-", nil, framework.WithMode(framework.ModeEphemeralSequential), framework.WithProtection(),
-		framework.WithParentMark(), framework.WithParentChildren()); !errors.Is(err, curator.ErrInvalidArgument) {
-		t.Errorf("WithParentMark with WithParentChildren: %v, want ErrInvalidArgument", err)
-	}
 }
 
 // A create's reply may come back, and its caller take the answer of the
@@ -222,7 +217,7 @@ func TestCreateParentChildren(t *testing.T) {
 // (go-zookeeper registers a request before writing it; under load its
 // sending goroutine can be descheduled right after the write). The read
 // must have been sent behind the create all the same. Before the fix it
-// was skipped then: the semaphore's internal lock lost its parent mark,
+// was skipped then: the semaphore's internal lock lost its parent read,
 // and TestAcquireNStartsOverWhenItsSetLosesANode failed in 2 of 35 runs of
 // four test packages at once. The hooks hold the sending goroutine right
 // after the create's write until the create has its answer.
@@ -230,7 +225,7 @@ func TestCreateReadsBehindAReplyFasterThanItsWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		read framework.OpOption
-	}{{"stat", framework.WithParentStat()}, {"mark", framework.WithParentMark()}, {"children", framework.WithParentChildren()}} {
+	}{{"stat", framework.WithParentStat()}, {"children", framework.WithParentChildren()}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := testenv.Uniq("behind")
 			c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(ns))
@@ -261,9 +256,6 @@ func TestCreateReadsBehindAReplyFasterThanItsWrite(t *testing.T) {
 			}
 			if n.Parent == nil || n.Parent.NumChildren != 1 {
 				t.Errorf("Parent %+v, want the parent's stat counting our node", n.Parent)
-			}
-			if tc.name == "mark" && !n.ParentMark.Intact() {
-				t.Errorf("ParentMark %v, want an intact mark", n.ParentMark)
 			}
 			if tc.name == "children" && (len(n.Children) != 1 || n.Children[0] != framework.NodeName(n.Path)) {
 				t.Errorf("Children %q, want our node alone", n.Children)

@@ -390,48 +390,6 @@ func ExampleWithNamespace() {
 	// the server has /orders/config: true <nil>
 }
 
-// WithParentMark reads the parent behind a create, in the same round trip,
-// and keeps a watch on it: the Mark tells, without a request, that the
-// parent has not changed (nor been deleted and made again) since. MarkOn
-// finds the client's intact mark on a path again.
-func ExampleWithParentMark() {
-	srv, err := zktest.NewServer()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	client, err := framework.New(srv.ConnectString())
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	if _, err := client.Create(ctx, "/queue", nil); err != nil {
-		log.Fatal(err)
-	}
-	n, err := client.CreateNode(ctx, "/queue/item-", nil,
-		framework.WithMode(framework.ModeEphemeralSequential), framework.WithProtection(), framework.WithParentMark())
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("children after our create:", n.Parent.NumChildren)
-	fmt.Println("parent unchanged:", n.ParentMark.Intact(), client.MarkOn("/queue") == n.ParentMark)
-
-	if _, err := client.Set(ctx, "/queue", []byte("changed")); err != nil {
-		log.Fatal(err)
-	}
-	if _, _, err := client.Exists(ctx, "/queue"); err != nil { // any later reply
-		log.Fatal(err)
-	}
-	fmt.Println("parent unchanged:", n.ParentMark.Intact(), client.MarkOn("/queue") != nil)
-	// Output:
-	// children after our create: 1
-	// parent unchanged: true true
-	// parent unchanged: false false
-}
-
 // WithParentChildren lists the parent's children behind a create, in the
 // same round trip: a queue's new member learns its place from its create.
 func ExampleWithParentChildren() {

@@ -564,7 +564,7 @@ func (s *sock) Write(p []byte) (int, error) {
 		// Before the write, not after: go-zookeeper registers a request
 		// before it writes it, so the reply, and the create's caller
 		// asking done, may come before this Write returns (then the read
-		// behind the create was skipped: a lock's parent mark lost under
+		// behind the create was skipped: a lock's parent read lost under
 		// load, TestCreateReadsBehindAReplyFasterThanItsWrite). What
 		// written queues is written by go-zookeeper's sending goroutine,
 		// this one, once this packet is: behind the create either way.

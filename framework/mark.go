@@ -22,11 +22,9 @@ import (
 // So a mark may report a change that did not happen (a reconnection),
 // never miss one that did.
 //
-// The lock driver marks its lock path (WithParentMark): a lock path the
-// server reaped and made again has its sequence counter back at zero, and
-// an intact mark proves that did not happen. The kept watch costs the
-// server one watch per marked node and client, until the node changes or
-// the session ends. There is no Curator counterpart.
+// The lock driver marks a waiter's own node (MarkNode). The kept watch
+// costs the server one watch per marked node and client, until the node
+// changes or the session ends. There is no Curator counterpart.
 type Mark struct {
 	c     *Client
 	key   watchKey
@@ -87,75 +85,4 @@ func (c *Client) newMark(full, userPath string) (m *Mark, w *Watch) {
 	m = &Mark{c: c, key: key, epoch: c.epoch.Load()}
 	w, m.e, _ = c.watches.add(key, userPath)
 	return m, w
-}
-
-// MarkOn returns an intact Mark on path that a create of this client set
-// (WithParentMark), or nil if there is none: every user of one client may
-// rely on one mark, set once (the lock driver: a thousand waiters of one
-// lock in one process make one mark read, not a thousand). It makes no
-// request.
-func (c *Client) MarkOn(path string) *Mark {
-	full, err := c.checkPath("mark", path)
-	if err != nil {
-		return nil
-	}
-	w := c.watches
-	w.mu.Lock()
-	e := w.entries[watchKey{full, watchData}]
-	var m *Mark
-	if e != nil && e.armed {
-		m = e.mark
-	}
-	w.mu.Unlock()
-	if m == nil || c.epoch.Load() != m.epoch {
-		return nil
-	}
-	return m
-}
-
-// MaxParentMarks bounds the parent marks (WithParentMark) a client keeps
-// at once: data watches on the parents of its creates, which nobody waits
-// on and go-zookeeper cannot remove. On a container parent (a lock path)
-// a mark ends when the server reaps it; on a persistent one (made by an
-// operator, an older Curator, or a namespace's parent) it would stay
-// until the session ends, one per path the client ever locked. A create
-// asking for a mark on a parent that has none while the client keeps
-// this many reads the parent's stat alone (Created.ParentMark nil), as
-// WithParentStat does: a lock there decides on reads, never on a mark.
-const MaxParentMarks = 64
-
-// roomForParentMark reports whether a parent mark may be set on key: the
-// server holds a data watch there already, or fewer than MaxParentMarks
-// parent marks are kept. If so, the entry of key (made by newMark) counts
-// as a parent mark from now on.
-func (w *watchMux) roomForParentMark(key watchKey) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	e := w.entries[key]
-	if e != nil && (e.armed || e.parent) {
-		e.parent = true
-		return true
-	}
-	n := 0
-	for _, o := range w.entries {
-		if o.parent {
-			n++
-		}
-	}
-	if n >= MaxParentMarks {
-		return false
-	}
-	if e != nil {
-		e.parent = true
-	}
-	return true
-}
-
-// keepMark records m on its watch, for MarkOn, if the watch is still armed.
-func (w *watchMux) keepMark(m *Mark) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.entries[m.key] == m.e && m.e.armed {
-		m.e.mark = m
-	}
 }

@@ -41,7 +41,7 @@ const (
 )
 
 var optionNames = []string{"WithMode", "WithProtection", "WithParents/WithParentContainers", "WithACL", "WithTTL",
-	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat/WithParentMark/WithParentChildren"}
+	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat/WithParentChildren"}
 
 type parentsMode int
 
@@ -62,7 +62,6 @@ type opOptions struct {
 	ttl       time.Duration
 
 	parentStat     bool
-	parentMark     bool // WithParentMark
 	parentChildren bool // WithParentChildren
 
 	version       int32
@@ -163,18 +162,10 @@ func WithParentStat() OpOption {
 	return func(o *opOptions) { o.set(optParentStat); o.parentStat = true }
 }
 
-// WithParentMark is WithParentStat whose read of the parent also sets a
-// data watch on it, kept as a Mark (Created.ParentMark) at no extra
-// request. Create.
-func WithParentMark() OpOption {
-	return func(o *opOptions) { o.set(optParentStat); o.parentStat, o.parentMark = true, true }
-}
-
 // WithParentChildren is WithParentStat whose read of the parent lists its
 // children too (Created.Children, which include the new node unless its
 // session was lost meanwhile) at no extra round trip: a lock's first
-// reading of its queue comes with its create. Not with WithParentMark.
-// Create.
+// reading of its queue comes with its create. Create.
 func WithParentChildren() OpOption {
 	return func(o *opOptions) { o.set(optParentStat); o.parentStat, o.parentChildren = true, true }
 }

@@ -16,8 +16,6 @@ import (
 type parentRead struct {
 	c    *Client
 	full string                  // the parent's server path
-	mark *Mark                   // WithParentMark: the read also sets this data watch
-	w    *Watch                  // mark's waiter while the read is under way
 	conn atomic.Pointer[zk.Conn] // the first attempt's connection, set before its create is queued
 	exp  *expectation            // the create's, for its reply's zxid
 	done func() bool             // drops the expectation; true if the create was seen going out
@@ -34,15 +32,6 @@ func (c *Client) readParentBehind(p *createPlan) *parentRead {
 	l := c.link
 	c.mu.Unlock()
 	r := &parentRead{c: c, full: p.parentFull, read: make(chan struct{}), list: p.co.parentChildren}
-	if p.co.parentMark {
-		// Before the create is queued: the mark holds only if the create
-		// and this read are answered on that connection.
-		r.mark, r.w = c.newMark(p.parentFull, ParentPath(p.userPath))
-		if !c.watches.roomForParentMark(r.mark.key) { // MaxParentMarks: the stat alone
-			r.w.Stop()
-			r.mark, r.w = nil, nil
-		}
-	}
 	r.exp, r.done = l.expect(p.full, func() { go r.run() })
 	return r
 }
@@ -55,16 +44,6 @@ func (r *parentRead) run() {
 	conn := r.conn.Load()
 	switch {
 	case conn == nil:
-	case r.mark != nil:
-		// A watched read every time, even if a watch of an earlier
-		// connection is armed: only this connection's proves anything.
-		wr := r.c.beginWatchedRead(r.mark.key)
-		_, st, err := conn.Get(r.full)
-		r.c.endWatchedRead(wr, r.mark.e, err)
-		if err == nil {
-			r.stat = st
-		}
-		r.w.Stop() // the armed entry stays for the mark; no waiter does
 	case r.list:
 		if kids, st, err := conn.Children(r.full); err == nil {
 			r.stat, r.kids = st, kids
@@ -81,26 +60,18 @@ func (r *parentRead) run() {
 // read only when its stat will be used: a create whose ctx ended while it
 // was in flight returns without waiting for the server (the reader then
 // ends by itself, its stat unread).
-func (r *parentRead) result(valid bool) (*Stat, *Mark, []string, int64) {
+func (r *parentRead) result(valid bool) (*Stat, []string, int64) {
 	if h := parentResultHook.Load(); h != nil {
 		(*h)()
 	}
 	if !r.done() {
-		if r.w != nil {
-			r.w.Stop()
-		}
-		return nil, nil, nil, 0 // never written on the link armed (a reconnection): nothing read
+		return nil, nil, 0 // never written on the link armed (a reconnection): nothing read
 	}
 	if !valid {
-		return nil, nil, nil, 0
+		return nil, nil, 0
 	}
 	<-r.read
-	zxid := r.exp.zxid.Load() // its reply came before the read's, on that connection
-	if r.stat == nil || !r.mark.Intact() {
-		return r.stat, nil, r.kids, zxid
-	}
-	r.c.watches.keepMark(r.mark)
-	return r.stat, r.mark, nil, zxid
+	return r.stat, r.kids, r.exp.zxid.Load() // the create's reply came before the read's, on that connection
 }
 
 // parentReadHook, if set (tests only), runs before a parent read behind a

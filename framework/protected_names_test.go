@@ -159,7 +159,7 @@ func TestProtectedCreateDirectlyUnderRoot(t *testing.T) {
 					t.Fatalf("%s made %q, want a sequence number alone", what, name)
 				}
 			}
-			for _, o := range []framework.OpOption{framework.WithParentStat(), framework.WithParentMark(),
+			for _, o := range []framework.OpOption{framework.WithParentStat(),
 				framework.WithParentChildren(), framework.WithParentContainers()} {
 				n, err := c.CreateNode(ctx, "/"+testenv.Uniq("x"), nil, framework.WithProtection(),
 					framework.WithMode(framework.ModeEphemeral), o)

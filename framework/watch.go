@@ -78,10 +78,8 @@ func (w *Watch) Stop() { w.mux.remove(w) }
 // watchEntry is our record of one server watch (path, kind): armed once
 // the server confirmed it, with the waiters to tell when it fires.
 type watchEntry struct {
-	armed  bool
-	parent bool     // a parent mark's read (WithParentMark) armed or may arm it: it counts against MaxParentMarks
-	mark   *Mark    // the latest Mark proved on this watch (MarkOn)
-	subs   []*Watch // usually one: a slice costs far less than a map per entry
+	armed bool
+	subs  []*Watch // usually one: a slice costs far less than a map per entry
 }
 
 // watchMux fans the server's watch events (seen through go-zookeeper's

@@ -43,9 +43,9 @@ func TestWatchesKeptWithoutGoZookeeper(t *testing.T) {
 	if err != nil || ok {
 		t.Fatalf("ExistsW(/later) = %v, %v", ok, err)
 	}
-	n, err := c.CreateNode(ctx, "/marked/x", nil, framework.WithParentContainers(), framework.WithProtection(), framework.WithMode(framework.ModeEphemeralSequential), framework.WithParentMark())
-	if err != nil || !n.ParentMark.Intact() {
-		t.Fatalf("a create with a parent mark: %+v, %v", n, err)
+	m, err := c.MarkNode(ctx, "/marked")
+	if err != nil || !m.Intact() {
+		t.Fatalf("a mark: %v, %v", m, err)
 	}
 	if n := framework.ZKWatchers(c); n != 0 {
 		t.Fatalf("go-zookeeper holds %d watches", n)
