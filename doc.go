@@ -1,27 +1,34 @@
 // Package curator is the root of gocurator, Apache Curator's framework and
 // coordination recipes rebuilt for Go on Apache ZooKeeper. It holds what
-// every package of the module shares: the error vocabulary, the Locker
-// interface and the SuspendPolicy. The client and the recipes live in
-// their own packages:
+// every package of the module shares: the error vocabulary (Curator's
+// exceptions), the Locker interface (Curator's InterProcessLock) and the
+// SuspendPolicy (Curator's ConnectionStateErrorPolicy). The client and the
+// recipes live in their own packages:
 //
 //   - framework: the client (CuratorFramework): connection states, the
 //     retry loop, protected creates, guaranteed deletes, namespaces, and
 //     the OpenTelemetry providers that it and its recipes record metrics
 //     and traces with ("Metrics and traces" there lists them);
-//   - retry: retry policies;
-//   - recipes/locks: Mutex and ReadWriteLock (InterProcessMutex,
-//     InterProcessReadWriteLock);
+//   - retry: retry policies (RetryPolicy: ExponentialBackoffRetry,
+//     RetryNTimes and the others of org.apache.curator.retry);
+//   - recipes/locks: Mutex and ReadWriteLock, Revoke (InterProcessMutex,
+//     InterProcessReadWriteLock, Revoker);
 //   - recipes/semaphore: Semaphore with leases, Mutex on one lease,
-//     SharedCount (InterProcessSemaphoreV2, InterProcessSemaphoreMutex);
+//     SharedCount (InterProcessSemaphoreV2 and its Lease,
+//     InterProcessSemaphoreMutex, SharedCount);
 //   - recipes/multilock: several locks as one (InterProcessMultiLock);
-//   - recipes/barrier: Barrier and DoubleBarrier;
+//   - recipes/barrier: Barrier and DoubleBarrier (DistributedBarrier,
+//     DistributedDoubleBarrier);
 //   - recipes/leader: leader election: Election (Campaign, Resign,
 //     Observe), Latch and Selector (LeaderLatch, LeaderSelector);
 //   - testing/zktest: real ZooKeeper servers, ensembles and a fault proxy
-//     for tests (curator-test).
+//     for tests (curator-test's TestingServer, TestingCluster and
+//     KillSession).
 //
 // Every recipe writes Curator's node layout, so Go and Java processes share
 // a lock, a semaphore, a barrier or an election on the same path.
+//
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
 //
 // # Errors
 //

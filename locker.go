@@ -19,8 +19,9 @@ type Locker interface {
 	Lost() <-chan struct{}
 }
 
-// SuspendPolicy says when a holding (a lock, a lease) counts as lost. Every
-// recipe that holds takes it as an option (WithSuspendPolicy).
+// SuspendPolicy says when a holding (a lock, a lease) counts as lost
+// (Curator's ConnectionStateErrorPolicy). Every recipe that holds takes it
+// as an option (WithSuspendPolicy).
 type SuspendPolicy int
 
 const (

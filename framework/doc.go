@@ -2,34 +2,44 @@
 // CuratorFramework: a ZooKeeper client that recipes (and applications) can
 // trust without reading its code.
 //
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
+//
 // A Client owns one go-zookeeper connection and adds what go-zookeeper lacks:
 //
-//   - a context.Context on every call, and Curator's retry loop around it
-//     (connection loss, operation timeout, session moved and session expired
-//     are retried per a retry.Policy; everything else is returned at once);
-//   - connection states with Curator's meaning (CONNECTED, SUSPENDED,
-//     RECONNECTED, LOST), delivered in order to listeners that cannot stall
-//     the client, and LOST declared by the client itself, since a
-//     partitioned client never hears the server expire it: once
-//     disconnected, the session timeout after it sent the last request the
-//     server answered, which is no later than the server can expire the
-//     session (Curator counts from its noticing the disconnect, up to two
-//     thirds of the timeout later); then a new session is opened;
+//   - a context.Context on every call, and Curator's retry loop (RetryLoop)
+//     around it (connection loss, operation timeout, session moved and
+//     session expired are retried per a retry.Policy; everything else is
+//     returned at once);
+//   - connection states with Curator's meaning (ConnectionState: CONNECTED,
+//     SUSPENDED, RECONNECTED, LOST), delivered in order to listeners
+//     (ConnectionStateListener) that cannot stall the client, and LOST
+//     declared by the client itself, since a partitioned client never
+//     hears the server expire it: once disconnected, the session timeout
+//     after it sent the last request the server answered, which is no
+//     later than the server can expire the session (Curator counts from
+//     its noticing the disconnect, up to two thirds of the timeout later);
+//     then a new session is opened;
 //   - Session values whose Done channel closes when the session is lost, so
 //     that whatever lives in an ephemeral node (a lock, a lease) can tell;
-//   - protected creates (Curator's "_c_<uuid>-" names, found again after a
-//     connection loss, accepted only if owned by the current session, and
-//     deleted in the background if the caller gave up) and guaranteed
-//     deletes (retried in the background until done);
+//   - protected creates (Curator's withProtection: "_c_<uuid>-" names,
+//     found again after a connection loss, accepted only if owned by the
+//     current session, and deleted in the background if the caller gave
+//     up) and guaranteed deletes (Curator's guaranteed(): retried in the
+//     background until done);
 //   - chroot (from the connect string) and namespaces, applied to every path
-//     and stripped from every returned one; ACL providers; digest auth;
-//     a custom dialer (TLS);
+//     and stripped from every returned one; ACL providers (ACLProvider);
+//     digest auth; a custom dialer (TLS);
 //   - watches through a demultiplexer of ours: a waiter that gives up calls
 //     Watch.Stop and nothing of it stays in the client, and at most one
 //     server watch per node and kind is asked for; the client keeps the
 //     session's watches and sets them again on reconnection itself
 //     (go-zookeeper is never asked for one: its registry races,
 //     go-zookeeper/zk#35).
+//
+// In Curator's terms: New with its Options is CuratorFrameworkFactory's
+// builder(), Multi is transaction().forOperations(), and each call's
+// OpOptions are the modifiers of Curator's operation builders (WithParents
+// is creatingParentsIfNeeded, WithMode withMode, WithVersion withVersion).
 //
 // Errors wrap go-zookeeper's sentinels (errors.Is(err, zk.ErrNoNode) works)
 // inside *OpError, which names the operation and the path, and the module's

@@ -1,14 +1,16 @@
 // Package retry holds Apache Curator's retry policies (curator-client,
 // org.apache.curator.retry) for the framework's retry loop.
 //
-// A [Policy] decides whether a failed ZooKeeper operation is tried again and
-// after how long. The framework asks it only about errors whose outcome is
-// unknown rather than refused: connection loss, operation timeout, session
-// moved and session expired (Curator's RetryLoop.isRetryException); every
-// other error is returned at once. Policies never sleep: the retry loop
-// sleeps, bounded by the caller's context, for the duration Next returns.
-// One policy value serves every operation of a client at once, so policies
-// keep no per-operation state.
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
+//
+// A [Policy] (Curator's RetryPolicy) decides whether a failed ZooKeeper
+// operation is tried again and after how long. The framework asks it only
+// about errors whose outcome is unknown rather than refused: connection
+// loss, operation timeout, session moved and session expired (Curator's
+// RetryLoop.isRetryException); every other error is returned at once.
+// Policies never sleep: the retry loop sleeps, bounded by the caller's
+// context, for the duration Next returns. One policy value serves every
+// operation of a client at once, so policies keep no per-operation state.
 //
 // Curator's policies and their constructors here:
 //

@@ -9,7 +9,8 @@ import (
 	"github.com/gocurator/curator"
 )
 
-// Policy decides whether a failed ZooKeeper operation is tried again.
+// Policy decides whether a failed ZooKeeper operation is tried again
+// (Curator's RetryPolicy).
 type Policy interface {
 	// Next is called after the attempt numbered retryCount (0 for the first retry decision) failed
 	// with a retryable error, elapsed after the first attempt began. It returns how long to

@@ -3,6 +3,8 @@
 // ZooKeeper "double barrier" recipe). Both keep Curator's ZooKeeper layout,
 // so Go and Java processes can share a barrier.
 //
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
+//
 // # Barrier
 //
 // A Barrier is up while one node exists:

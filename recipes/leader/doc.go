@@ -3,6 +3,8 @@
 // in Go's shape (Campaign, Resign, Observe; etcd's concurrency.Election
 // without its pitfalls).
 //
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
+//
 // # ZooKeeper layout (Curator's, so Go and Java participants share an election)
 //
 //	<path>/_c_<uuid>-latch-0000000042    Latch and Election (LeaderLatch)

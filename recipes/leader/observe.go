@@ -11,9 +11,10 @@ import (
 	"github.com/gocurator/curator/framework"
 )
 
-// Leader is who leads an election at one moment, as ZooKeeper shows it:
-// the participant whose node is first in line. The zero Leader (Node "")
-// means nobody leads.
+// Leader is who leads an election at one moment, as ZooKeeper shows it
+// (what Curator's getLeader returns, there a Participant): the participant
+// whose node is first in line. The zero Leader (Node "") means nobody
+// leads.
 type Leader struct {
 	ID    string // the leader's participant id (its node's data, UTF-8)
 	Node  string // the leader's node; "" when nobody leads

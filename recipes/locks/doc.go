@@ -1,6 +1,9 @@
 // Package locks holds Curator's lock recipes for Go: Mutex
 // (InterProcessMutex) and ReadWriteLock (InterProcessReadWriteLock), with
-// its ReadLock and WriteLock halves. Every lock satisfies curator.Locker.
+// its ReadLock and WriteLock halves, and Revoke (Revoker). Every lock
+// satisfies curator.Locker (Curator's InterProcessLock).
+//
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
 //
 // # The algorithm and its ZooKeeper layout
 //
@@ -17,11 +20,12 @@
 // are ignored. The lowest holds the mutex; every waiter puts a getData watch
 // on the single node just before its own (never exists, which would leave a
 // watch behind on a node that has just gone; never the parent, which would
-// wake every waiter at each release). A Mutex waiter also watches the node
-// before that one, and its own node, so that it holds on its
-// predecessor's deletion without reading the queue again: a release wakes
-// at most two waiters, and one holds. The lock path's parents are created
-// as container nodes, so the server reaps a lock path nobody uses.
+// wake every waiter at each release): a release wakes one waiter. A Mutex
+// waiter that can prove every contender before it gone holds on its
+// predecessor's deletion without reading the queue again (its own node
+// proven by a watch on it: docs/design.md, "Handoff"). The lock path's
+// parents are created as container nodes, so the server reaps a lock path
+// nobody uses.
 //
 // The "_c_<uuid>-" prefix is Curator's protected mode: a create whose
 // response was lost is found again by it instead of leaving an orphan, and a
@@ -42,6 +46,6 @@
 // lost) or a misuse.
 //
 // WithOnEnqueue tells a caller its contender node as soon as it is made,
-// while it still waits; Revoke asks a holder that armed WithRevocation to
-// release.
+// while it still waits; Revoke (Curator's Revoker.attemptRevoke) asks a
+// holder that armed WithRevocation (makeRevocable) to release.
 package locks

@@ -1,6 +1,8 @@
 // Package multilock holds Curator's InterProcessMultiLock for Go: several
 // locks held as one.
 //
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
+//
 // A MultiLock is built from any curator.Locker values (New) — mutexes, either
 // half of a ReadWriteLock, semaphore mutexes, other MultiLocks — or from
 // paths, for which it makes locks.Mutex members (NewFromPaths). It is itself

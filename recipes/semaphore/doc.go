@@ -1,6 +1,9 @@
 // Package semaphore holds Curator's counting semaphore for Go: Semaphore
-// (InterProcessSemaphoreV2) with Leases, Mutex (InterProcessSemaphoreMutex),
-// and SharedCount (SharedCount), which lets the maximum change at run time.
+// (InterProcessSemaphoreV2) with Leases (Lease), Mutex
+// (InterProcessSemaphoreMutex), and SharedCount (SharedCount), which lets
+// the maximum change at run time.
+//
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
 //
 // # ZooKeeper layout (Curator's, so Curator clients share the semaphore)
 //

@@ -11,6 +11,8 @@
 //     (curator-test's KillSession, but by a partition instead of a second
 //     client stealing the session password).
 //
+// Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
+//
 // Servers are separate JVMs (QuorumPeerMain) with a private temporary
 // directory ($TMPDIR/zktest-*) and free loopback ports. The ports come from
 // outside the kernel's ephemeral range (so that a stopped server's port is
