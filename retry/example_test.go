@@ -136,3 +136,32 @@ func ExampleNever() {
 	fmt.Println(retry.Never.Next(0, 0))
 	// Output: 0s false
 }
+
+// linear is a Policy of one's own (Curator's RetryPolicy.allowRetry): it
+// keeps no per-operation state, since one value serves every operation of
+// a client at once, and it never sleeps itself.
+type linear struct {
+	step time.Duration
+	max  int
+}
+
+func (l linear) Next(retryCount int, elapsed time.Duration) (time.Duration, bool) {
+	if retryCount >= l.max {
+		return 0, false
+	}
+	return time.Duration(retryCount+1) * l.step, true
+}
+
+// Any type with Next is a Policy: give it to a client with
+// framework.WithRetryPolicy(linear{step: 100 * time.Millisecond, max: 3}).
+func ExamplePolicy() {
+	var p retry.Policy = linear{step: 100 * time.Millisecond, max: 3}
+	for n := 0; n <= 3; n++ {
+		fmt.Println(p.Next(n, 0))
+	}
+	// Output:
+	// 100ms true
+	// 200ms true
+	// 300ms true
+	// 0s false
+}
