@@ -59,7 +59,7 @@ func (c *Contender) Delete(ctx context.Context) error {
 	return err
 }
 
-// gone tells the waiters of this process that our node is deleted (the
+// gone tells the waiters of this client that our node is deleted (the
 // handoff, handoff.go).
 func (c *Contender) gone() {
 	if c.d.handoff {

@@ -23,6 +23,6 @@
 // by a mark, set only where a handoff may come). One shortcut of the read
 // lock's: onward (onward.go), a reader whose writer goes deciding on the
 // rest of the reading it waited with, since no writer can be made before
-// it. Every shortcut's invariant, attacking tests and measured gain:
-// docs/performance.md.
+// it. Every shortcut's invariant and attacking tests: docs/design.md;
+// what each buys: docs/performance.md.
 package driver

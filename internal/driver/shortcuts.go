@@ -9,10 +9,11 @@ import (
 
 // Shortcuts are the decisions the driver makes on what it knows instead
 // of on a read of the server, each proved where it is used (issue 38, 2.;
-// docs/performance.md has the table of what each relies on, what breaks
-// it, the test that attacks it, and what it buys). Every one of them can
-// be turned off, for the bench alone, to measure what it buys
-// (SetShortcutsOff); the driver is correct, only slower, without any.
+// docs/design.md has the table of what each relies on, what breaks it and
+// the test that attacks it, docs/performance.md what it buys). The
+// mutex's two, measured by bench's processes workload, can be turned off,
+// for the bench alone (SetShortcutsOff); the driver is correct, only
+// slower, without them.
 const (
 	// ShortcutHandoff: a mutex waiter whose predecessor goes holds without
 	// reading the queue again (handoff.go); off, every wake reads the

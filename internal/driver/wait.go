@@ -225,7 +225,7 @@ func (c *Contender) arm(ctx context.Context, r *round) (done bool, err error) {
 	case r.watchAll:
 		r.q, r.w, err = d.queueW(ctx)
 	default:
-		// Shared: a thousand waiters of one process make one read (never
+		// Shared: a thousand waiters of one client make one read (never
 		// one older than their own call) and sort it once.
 		r.q, err = d.queueShared(ctx)
 	}
