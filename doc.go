@@ -21,6 +21,8 @@
 //     DistributedDoubleBarrier);
 //   - recipes/leader: leader election: Election (Campaign, Resign,
 //     Observe), Latch and Selector (LeaderLatch, LeaderSelector);
+//   - recipes/nodes: PersistentNode, a node kept while its owner lives
+//     (PersistentNode, PersistentEphemeralNode);
 //   - testing/zktest: real ZooKeeper servers, ensembles and a fault proxy
 //     for tests (curator-test's TestingServer, TestingCluster and
 //     KillSession).
