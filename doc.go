@@ -21,6 +21,8 @@
 //     DistributedDoubleBarrier);
 //   - recipes/leader: leader election: Election (Campaign, Resign,
 //     Observe), Latch and Selector (LeaderLatch, LeaderSelector);
+//   - recipes/cache: Cache, a node and its subtree kept up to date
+//     (CuratorCache, NodeCache, PathChildrenCache, TreeCache);
 //   - recipes/nodes: PersistentNode, a node kept while its owner lives
 //     (PersistentNode, PersistentEphemeralNode);
 //   - testing/zktest: real ZooKeeper servers, ensembles and a fault proxy

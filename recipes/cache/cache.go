@@ -1,0 +1,661 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
+)
+
+// Node is one cached node: its path, data (nil WithoutData) and stat.
+// Curator's ChildData.
+type Node struct {
+	Path string
+	Data []byte
+	Stat framework.Stat
+}
+
+// EventType is the kind of an Event.
+type EventType int
+
+const (
+	// EventCreated: a node is new to the consumer (New set, Old nil).
+	EventCreated EventType = iota + 1
+	// EventChanged: a node's data or stat changed (Old and New set, same
+	// Czxid).
+	EventChanged
+	// EventDeleted: a node the consumer knew is gone (Old set, New nil).
+	EventDeleted
+	// EventInitialized: the first full load is done; every node of it
+	// was delivered before.
+	EventInitialized
+	// EventRebuilt: after a session loss the cache read every node again;
+	// the differences it found were delivered before.
+	EventRebuilt
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventCreated:
+		return "created"
+	case EventChanged:
+		return "changed"
+	case EventDeleted:
+		return "deleted"
+	case EventInitialized:
+		return "initialized"
+	case EventRebuilt:
+		return "rebuilt"
+	}
+	return fmt.Sprintf("EventType(%d)", int(t))
+}
+
+// Event is a change of the cache as its consumer sees it (Curator's
+// CuratorCacheListener.event): the difference between the node as last
+// delivered (Old) and as it is now (New).
+type Event struct {
+	Type     EventType
+	Path     string
+	Old, New *Node
+}
+
+// Cache is Curator's CuratorCache: a node and its subtree (to a maximum
+// depth, through a filter) kept in memory and up to date, with events.
+// NodeCache is WithMaxDepth(0), PathChildrenCache WithMaxDepth(1) (the
+// path itself included), TreeCache WithMaxDepth(d).
+//
+// It runs on standard watches (go-zookeeper has no addWatch; Curator's
+// compatibility mode does the same): one data watch per cached node and
+// one child watch per cached parent; a change costs O(1) reads (a new
+// node: its data and, if descended, its children; a changed one: its
+// data; a parent's change: its listing), never a re-read of the tree.
+// After a reconnection the client sets the watches again and those that
+// missed a change fire; after a session loss every cached node is read
+// again (EventRebuilt), and only real differences are reported.
+//
+// Delivery: events go to listeners (AddListener) and the Events channel
+// from one goroutine of the cache, never from the client's, in the order
+// of the nodes' changes, each node's in version order. A slow consumer
+// never slows the cache: while it lags, the changes of a node coalesce to
+// the difference between what it was last told and the latest state
+// (intermediate states may be skipped, the last never; a node deleted and
+// made again is told as deleted then created).
+type Cache struct {
+	client *framework.Client
+	root   string
+	o      options
+
+	mu         sync.Mutex
+	nodes      map[string]*entry
+	tasks      []task
+	queued     map[task]bool
+	retrying   int
+	wake       chan struct{}
+	started    bool
+	closed     bool
+	inited     bool
+	rebuild    bool // a session loss was seen: read everything again
+	rebuilding bool // a rebuild is under way
+	initDone   chan struct{}
+
+	dmu       sync.Mutex
+	dirty     []string // paths and markers to deliver, in order
+	isDirty   map[string]bool
+	view      map[string]*Node // what the consumer was told
+	dwake     chan struct{}
+	listeners map[int]func(Event)
+	nextID    int
+	events    chan Event
+
+	stop context.CancelFunc
+	ctx  context.Context
+	wg   sync.WaitGroup
+}
+
+type entry struct {
+	node  Node
+	kids  map[string]bool // listed names, nil until listed
+	dataW *armed
+	kidsW *armed
+}
+
+// armed is a watch of the cache and the goroutine waiting on it, which
+// ends when the watch fires or is stopped.
+type armed struct {
+	w    *framework.Watch
+	quit chan struct{}
+}
+
+func (a *armed) stop() {
+	if a != nil {
+		close(a.quit)
+		a.w.Stop()
+	}
+}
+
+type taskKind int
+
+const (
+	readData taskKind = iota
+	readKids
+)
+
+type task struct {
+	path string
+	kind taskKind
+}
+
+// markers in the delivery queue (no path starts with a space).
+const (
+	markInitialized = " initialized"
+	markRebuilt     = " rebuilt"
+)
+
+// New returns a Cache of path and its subtree, not started. Errors wrap
+// curator.ErrInvalidArgument.
+func New(client *framework.Client, path string, opts ...Option) (*Cache, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: nil client", curator.ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("cache path: %w", err)
+	}
+	o := options{maxDepth: -1}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	return &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{},
+		wake: make(chan struct{}, 1), initDone: make(chan struct{}), isDirty: map[string]bool{},
+		view: map[string]*Node{}, dwake: make(chan struct{}, 1), listeners: map[int]func(Event){}}, nil
+}
+
+// Start starts the cache and waits until its first full load is done
+// (EventInitialized), or ctx ends: then its error, and the cache goes on
+// loading. Starting twice is curator.ErrBusy; after Close curator.ErrClosed.
+func (c *Cache) Start(ctx context.Context) error {
+	if ctx == nil {
+		return recipe.ErrNilContext
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return fmt.Errorf("cache %s: %w", c.root, curator.ErrClosed)
+	case c.started:
+		c.mu.Unlock()
+		return fmt.Errorf("cache %s: %w: already started", c.root, curator.ErrBusy)
+	}
+	c.started = true
+	c.ctx, c.stop = context.WithCancel(context.Background())
+	c.enqueueLocked(task{c.root, readData})
+	c.mu.Unlock()
+	c.wg.Add(2)
+	go c.loop()
+	go c.deliver()
+	select {
+	case <-c.initDone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cache %s: %w", c.root, ctx.Err())
+	}
+}
+
+// Initialized returns a channel closed once the first full load is done.
+func (c *Cache) Initialized() <-chan struct{} { return c.initDone }
+
+// Get returns the cached node at path.
+func (c *Cache) Get(path string) (Node, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.nodes[path]
+	if e == nil {
+		return Node{}, false
+	}
+	return e.node.copy(), true
+}
+
+// Snapshot returns a copy of every cached node, by path.
+func (c *Cache) Snapshot() map[string]Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]Node, len(c.nodes))
+	for p, e := range c.nodes {
+		m[p] = e.node.copy()
+	}
+	return m
+}
+
+// Size returns how many nodes are cached.
+func (c *Cache) Size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.nodes)
+}
+
+// AddListener adds fn, called on the cache's delivery goroutine for every
+// event from now on; remove removes it.
+func (c *Cache) AddListener(fn func(Event)) (remove func()) {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	id := c.nextID
+	c.nextID++
+	c.listeners[id] = fn
+	return func() {
+		c.dmu.Lock()
+		delete(c.listeners, id)
+		c.dmu.Unlock()
+	}
+}
+
+// Events returns a channel of every event from its first call on, closed
+// by Close. Read it: while it is not read, events coalesce (see Cache) and
+// listeners wait.
+func (c *Cache) Events() <-chan Event {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if c.events == nil {
+		c.events = make(chan Event)
+	}
+	return c.events
+}
+
+// Close stops the cache: every goroutine of it ends and every watch
+// waiter is stopped before it returns (ZooKeeper keeps the server's side
+// of a watch until it fires: go-zookeeper cannot remove one). The cached
+// nodes stay readable. Closing twice is a no-op.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	c.wg.Wait()
+	c.dmu.Lock()
+	if c.events != nil {
+		close(c.events)
+	}
+	c.dmu.Unlock()
+	return nil
+}
+
+func (n Node) copy() Node {
+	if n.Data != nil {
+		n.Data = append([]byte{}, n.Data...)
+	}
+	return n
+}
+
+// depth is path's depth below the root (the root: 0).
+func (c *Cache) depth(path string) int {
+	if path == c.root {
+		return 0
+	}
+	rest := strings.TrimPrefix(path, c.root)
+	if c.root == "/" {
+		rest = path
+	}
+	return strings.Count(rest, "/")
+}
+
+func (c *Cache) enqueueLocked(t task) {
+	if c.queued[t] {
+		return
+	}
+	c.queued[t] = true
+	c.tasks = append(c.tasks, t)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Cache) enqueue(t task) {
+	c.mu.Lock()
+	c.enqueueLocked(t)
+	c.mu.Unlock()
+}
+
+// loop runs the tasks, one at a time, until the cache closes.
+func (c *Cache) loop() {
+	defer c.wg.Done()
+	for {
+		c.mu.Lock()
+		if s := c.client.Session(); c.rebuild && s != nil && !s.Lost() {
+			c.rebuild, c.rebuilding = false, true
+			c.enqueueLocked(task{c.root, readData})
+			for p, e := range c.nodes {
+				if e.dataW == nil {
+					c.enqueueLocked(task{p, readData})
+				}
+			}
+		}
+		marker := ""
+		if len(c.tasks) == 0 && c.retrying == 0 {
+			if !c.inited {
+				c.inited = true
+				close(c.initDone)
+				marker = markInitialized
+			} else if c.rebuilding && !c.rebuild {
+				c.rebuilding = false
+				marker = markRebuilt
+			}
+		}
+		var t task
+		have := len(c.tasks) > 0
+		if have {
+			t = c.tasks[0]
+			c.tasks = c.tasks[1:]
+			delete(c.queued, t)
+		}
+		c.mu.Unlock()
+		if marker != "" {
+			c.mark(marker) // not under c.mu: delivery takes c.mu under c.dmu
+		}
+		if !have {
+			select {
+			case <-c.wake:
+				continue
+			case <-c.ctx.Done():
+				return
+			case <-time.After(time.Second): // a rebuild waiting for a session
+				continue
+			}
+		}
+		if c.ctx.Err() != nil {
+			return
+		}
+		var err error
+		switch t.kind {
+		case readData:
+			err = c.readData(t.path)
+		case readKids:
+			err = c.readKids(t.path)
+		}
+		if err != nil && c.ctx.Err() == nil {
+			c.retry(t)
+		}
+	}
+}
+
+// retry runs t again after a pause: the framework's retry loop gave up
+// (a long disconnection); a session loss also rebuilds.
+func (c *Cache) retry(t task) {
+	c.mu.Lock()
+	c.retrying++
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-c.ctx.Done():
+		}
+		c.mu.Lock()
+		c.retrying--
+		if c.ctx.Err() == nil {
+			c.enqueueLocked(t)
+		}
+		c.mu.Unlock()
+	}()
+}
+
+// readData reads path's data and arms its data watch: the decision is on
+// the same read that sets the watch, so a change after it fires the watch.
+func (c *Cache) readData(path string) error {
+	c.mu.Lock()
+	e := c.nodes[path]
+	watched := e != nil && e.dataW != nil
+	c.mu.Unlock()
+	if watched {
+		return nil // its watch tells of any change
+	}
+	data, st, w, err := c.client.GetW(c.ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return c.gone(path)
+	}
+	if err != nil {
+		return err
+	}
+	if c.o.noData {
+		data = nil
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		w.Stop()
+		return nil
+	}
+	e = c.nodes[path]
+	if e == nil {
+		if path != c.root && c.nodes[framework.ParentPath(path)] == nil {
+			// Its parent went meanwhile (a listing will tell again).
+			c.mu.Unlock()
+			w.Stop()
+			return nil
+		}
+		e = &entry{}
+		c.nodes[path] = e
+	}
+	// A change is of the node's data (mzxid) or the node itself (czxid: made
+	// again); its children's changes show in the stat (cversion,
+	// numChildren, pzxid), kept fresh by each listing too, but are no event
+	// of the node, as in Curator.
+	changed := e.node.Path == "" || st.Mzxid != e.node.Stat.Mzxid || st.Czxid != e.node.Stat.Czxid
+	stale := e.node.Path != "" && st.Czxid == e.node.Stat.Czxid && st.Mzxid < e.node.Stat.Mzxid
+	if !stale {
+		e.node = Node{Path: path, Data: data, Stat: *st}
+	}
+	a := &armed{w, make(chan struct{})}
+	e.dataW = a
+	descend := (c.o.maxDepth < 0 || c.depth(path) < c.o.maxDepth) && e.kidsW == nil
+	if descend {
+		c.enqueueLocked(task{path, readKids})
+	}
+	c.mu.Unlock()
+	c.watch(a, path, readData)
+	if changed && !stale {
+		c.markPath(path)
+	}
+	return nil
+}
+
+// gone removes path, found missing by a read; the root missing is then
+// awaited (whichever read found it gone: its data watch's waiter may have
+// been stopped by the removal).
+func (c *Cache) gone(path string) error {
+	c.remove(path)
+	if path == c.root {
+		return c.awaitRoot()
+	}
+	return nil
+}
+
+// awaitRoot watches for the root to be made, with an exists watch: the
+// one watch that fires on a create (a getData of a missing node sets none).
+// It stays on the server until the root is made: one per cache.
+func (c *Cache) awaitRoot() error {
+	ok, _, w, err := c.client.ExistsW(c.ctx, c.root)
+	if err != nil {
+		return err
+	}
+	if ok { // made meanwhile: read it (its watch fires too, harmlessly)
+		w.Stop()
+		c.enqueue(task{c.root, readData})
+		return nil
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		select {
+		case ev := <-w.C():
+			if ev.Type == framework.EventNotWatching {
+				if errors.Is(ev.Err, curator.ErrSessionLost) {
+					c.mu.Lock()
+					c.rebuild = true
+					c.mu.Unlock()
+				}
+				return
+			}
+			c.enqueue(task{c.root, readData})
+		case <-c.ctx.Done():
+			w.Stop()
+		}
+	}()
+	return nil
+}
+
+// readKids lists path's children and arms its child watch; new children
+// are read, gone ones removed.
+func (c *Cache) readKids(path string) error {
+	c.mu.Lock()
+	e := c.nodes[path]
+	skip := e == nil || e.kidsW != nil
+	c.mu.Unlock()
+	if skip {
+		return nil
+	}
+	kids, st, w, err := c.client.ChildrenW(c.ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return c.gone(path)
+	}
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	e = c.nodes[path]
+	if e == nil || c.closed {
+		c.mu.Unlock()
+		w.Stop()
+		return nil
+	}
+	a := &armed{w, make(chan struct{})}
+	e.kidsW = a
+	if st.Czxid == e.node.Stat.Czxid && st.Mzxid == e.node.Stat.Mzxid && st.Pzxid >= e.node.Stat.Pzxid {
+		e.node.Stat = *st // the children's side of the stat, fresh (no event)
+	}
+	listed := make(map[string]bool, len(kids))
+	var gone []string
+	for _, k := range kids {
+		child := framework.JoinPath(path, k)
+		if c.o.filter != nil && !c.o.filter(child) {
+			continue
+		}
+		listed[k] = true
+		if c.nodes[child] == nil {
+			c.enqueueLocked(task{child, readData})
+		}
+	}
+	for k := range e.kids {
+		if !listed[k] {
+			gone = append(gone, framework.JoinPath(path, k))
+		}
+	}
+	e.kids = listed
+	c.mu.Unlock()
+	c.watch(a, path, readKids)
+	for _, g := range gone {
+		c.remove(g)
+	}
+	return nil
+}
+
+// watch waits for w's event on a goroutine of the cache and queues the
+// read it calls for: the node's data (changed, deleted, or made again),
+// its children; a watch ended by a session loss rebuilds.
+func (c *Cache) watch(a *armed, path string, kind taskKind) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		var ev framework.Event
+		select {
+		case ev = <-a.w.C():
+		case <-a.quit:
+			return // stopped (its node removed), a.w stopped with it
+		case <-c.ctx.Done():
+			a.w.Stop()
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		e := c.nodes[path]
+		if e != nil {
+			if kind == readData && e.dataW == a {
+				e.dataW = nil
+			}
+			if kind == readKids && e.kidsW == a {
+				e.kidsW = nil
+			}
+		}
+		if c.closed {
+			return
+		}
+		if ev.Type == framework.EventNotWatching {
+			if errors.Is(ev.Err, curator.ErrSessionLost) {
+				c.rebuild = true
+				select {
+				case c.wake <- struct{}{}:
+				default:
+				}
+			}
+			return
+		}
+		if e != nil {
+			c.enqueueLocked(task{path, kind})
+		}
+	}()
+}
+
+// remove drops path and everything cached below it (deepest first).
+func (c *Cache) remove(path string) {
+	c.mu.Lock()
+	var gone []string
+	prefix := path + "/"
+	if path == "/" {
+		prefix = "/"
+	}
+	for p := range c.nodes {
+		if p == path || strings.HasPrefix(p, prefix) {
+			gone = append(gone, p)
+		}
+	}
+	for _, p := range gone {
+		e := c.nodes[p]
+		e.dataW.stop()
+		e.kidsW.stop()
+		delete(c.nodes, p)
+	}
+	if parent := c.nodes[framework.ParentPath(path)]; parent != nil && parent.kids != nil {
+		delete(parent.kids, framework.NodeName(path))
+	}
+	c.mu.Unlock()
+	// deepest first
+	for i := range gone {
+		for j := i + 1; j < len(gone); j++ {
+			if strings.Count(gone[j], "/") > strings.Count(gone[i], "/") {
+				gone[i], gone[j] = gone[j], gone[i]
+			}
+		}
+	}
+	for _, p := range gone {
+		c.markPath(p)
+	}
+}

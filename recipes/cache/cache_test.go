@@ -1,0 +1,456 @@
+package cache_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/testenv"
+	"github.com/gocurator/curator/recipes/cache"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	return testenv.Client(t, connect, append([]framework.Option{framework.WithRetryPolicy(testenv.Patient{})}, opts...)...)
+}
+
+// readTree reads root's subtree with a bare client: what the cache must
+// equal once changes stop.
+func readTree(ctx context.Context, c *framework.Client, root string) (map[string]cache.Node, error) {
+	out := map[string]cache.Node{}
+	var walk func(p string) error
+	walk = func(p string) error {
+		data, st, err := c.Get(ctx, p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		kids, _, err := c.Children(ctx, p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out[p] = cache.Node{Path: p, Data: data, Stat: *st}
+		for _, k := range kids {
+			if err := walk(framework.JoinPath(p, k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return out, walk(root)
+}
+
+// same reports the first difference between a cache's view and the tree.
+func same(got, want map[string]cache.Node) error {
+	for p, w := range want {
+		g, ok := got[p]
+		if !ok {
+			return fmt.Errorf("%s missing", p)
+		}
+		if !bytes.Equal(g.Data, w.Data) || g.Stat.Mzxid != w.Stat.Mzxid || g.Stat.Czxid != w.Stat.Czxid {
+			return fmt.Errorf("%s: %q (mzxid %d), want %q (mzxid %d)", p, g.Data, g.Stat.Mzxid, w.Data, w.Stat.Mzxid)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			return fmt.Errorf("%s cached, not in the tree", p)
+		}
+	}
+	return nil
+}
+
+// consumer applies a cache's events to a map, as a user would, and
+// checks each node's events never go back in version.
+type consumer struct {
+	t        *testing.T
+	mu       sync.Mutex
+	m        map[string]cache.Node
+	inited   int
+	rebuilt  int
+	count    int
+	problems []string
+}
+
+func newConsumer(t *testing.T) *consumer { return &consumer{t: t, m: map[string]cache.Node{}} }
+
+func (k *consumer) on(ev cache.Event) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.count++
+	switch ev.Type {
+	case cache.EventInitialized:
+		k.inited++
+	case cache.EventRebuilt:
+		k.rebuilt++
+	case cache.EventCreated:
+		if _, ok := k.m[ev.Path]; ok {
+			k.problems = append(k.problems, "created twice: "+ev.Path)
+		}
+		k.m[ev.Path] = *ev.New
+	case cache.EventChanged:
+		old, ok := k.m[ev.Path]
+		if !ok {
+			k.problems = append(k.problems, "changed, never created: "+ev.Path)
+		}
+		if ev.New.Stat.Czxid != old.Stat.Czxid || ev.New.Stat.Mzxid < old.Stat.Mzxid {
+			k.problems = append(k.problems, fmt.Sprintf("%s went back: mzxid %d after %d", ev.Path, ev.New.Stat.Mzxid, old.Stat.Mzxid))
+		}
+		k.m[ev.Path] = *ev.New
+	case cache.EventDeleted:
+		if _, ok := k.m[ev.Path]; !ok {
+			k.problems = append(k.problems, "deleted, never created: "+ev.Path)
+		}
+		delete(k.m, ev.Path)
+	}
+}
+
+func (k *consumer) snapshot() map[string]cache.Node {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return maps(k.m)
+}
+
+func maps(m map[string]cache.Node) map[string]cache.Node {
+	out := make(map[string]cache.Node, len(m))
+	for p, n := range m {
+		out[p] = n
+	}
+	return out
+}
+
+// converged waits until the cache and the consumer both equal the tree.
+func converged(t *testing.T, ctx context.Context, reader *framework.Client, cc *cache.Cache, k *consumer, root string) {
+	t.Helper()
+	testenv.Eventually(t, testenv.WaitLong, "the cache equal to the tree", func() error {
+		tree, err := readTree(ctx, reader, root)
+		if err != nil {
+			return err
+		}
+		if err := same(cc.Snapshot(), tree); err != nil {
+			return fmt.Errorf("cache: %w", err)
+		}
+		if k != nil {
+			if err := same(k.snapshot(), tree); err != nil {
+				return fmt.Errorf("events: %w", err)
+			}
+		}
+		return nil
+	})
+	if k != nil {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if len(k.problems) > 0 {
+			t.Errorf("events: %q", k.problems)
+		}
+	}
+}
+
+func startCache(t *testing.T, ctx context.Context, c *framework.Client, root string, k *consumer, opts ...cache.Option) *cache.Cache {
+	t.Helper()
+	cc, err := cache.New(c, root, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	if k != nil {
+		cc.AddListener(k.on)
+	}
+	if err := cc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return cc
+}
+
+func mk(t *testing.T, ctx context.Context, c *framework.Client, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := c.Create(ctx, p, []byte(framework.NodeName(p)), framework.WithParents()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The first load delivers every node, parents first, then Initialized;
+// later changes are one event each, with the old and new node; Close
+// leaves no waiter and no goroutine of the cache.
+func TestCacheBasic(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := newClient(t, testenv.Shared().ConnectString())
+	other := newClient(t, testenv.Shared().ConnectString())
+	root := testenv.Path(t, "/cache")
+	mk(t, ctx, other, root+"/a/x", root+"/b")
+	k := newConsumer(t)
+	var mu sync.Mutex
+	var order []string
+	cc := startCache(t, ctx, c, root, k)
+	cc.AddListener(func(ev cache.Event) {
+		if ev.Path != "" { // Initialized may come after Start returned
+			mu.Lock()
+			order = append(order, ev.Type.String()+" "+ev.Path)
+			mu.Unlock()
+		}
+	})
+	converged(t, ctx, other, cc, k, root)
+	if k.inited != 1 {
+		t.Errorf("%d Initialized events, want 1", k.inited)
+	}
+	if n, ok := cc.Get(root + "/a/x"); !ok || string(n.Data) != "x" {
+		t.Errorf("Get(a/x) = %+v, %v", n, ok)
+	}
+
+	if _, err := other.Set(ctx, root+"/a", []byte("a2")); err != nil {
+		t.Fatal(err)
+	}
+	mk(t, ctx, other, root+"/c")
+	if err := other.Delete(ctx, root+"/a/x"); err != nil {
+		t.Fatal(err)
+	}
+	converged(t, ctx, other, cc, k, root)
+	testenv.WaitFor(t, testenv.WaitShort, "three events", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == 3 })
+	mu.Lock()
+	got := slices.Clone(order)
+	mu.Unlock()
+	sort.Strings(got)
+	want := []string{"changed " + root + "/a", "created " + root + "/c", "deleted " + root + "/a/x"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+
+	if err := cc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, w := c.WatchStats(); w != 0 {
+		t.Errorf("%d watch waiters after Close", w)
+	}
+	if err := cc.Start(ctx); !errors.Is(err, curator.ErrClosed) {
+		t.Errorf("Start after Close: %v", err)
+	}
+}
+
+// Thousands of random creates, sets and deletes from three other
+// sessions, with the cache's connection dropped twice on the way: once
+// the changes stop, the cache, and a map built from its events alone,
+// equal the tree a bare client reads; no node's events went back.
+func TestCacheConvergesUnderChurn(t *testing.T) {
+	ctx := testenv.Ctx(t, 2*testenv.WaitLong)
+	srv := testenv.Shared()
+	px := zktest.StartProxy(t, srv.Addr())
+	c := newClient(t, px.Addr()+srv.Chroot())
+	reader := newClient(t, srv.ConnectString())
+	root := testenv.Path(t, "/churn")
+	mk(t, ctx, reader, root)
+	k := newConsumer(t)
+	cc := startCache(t, ctx, c, root, k)
+	churn(t, ctx, srv, root, 3, 700, func(i int) {
+		if i == 200 || i == 450 {
+			px.Drop()
+		}
+	})
+	converged(t, ctx, reader, cc, k, root)
+}
+
+// churn makes n random changes from each of w sessions under root (a
+// tree of depth 3 over a few names), calling at(i) at the i-th change of
+// the first.
+func churn(t *testing.T, ctx context.Context, srv *zktest.Server, root string, w, n int, at func(i int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for j := range w {
+		cl := newClient(t, srv.ConnectString())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(j), 7))
+			names := []string{"a", "b", "c"}
+			for i := range n {
+				if j == 0 && at != nil {
+					at(i)
+				}
+				p := root
+				for d := 0; d <= r.IntN(3); d++ {
+					p += "/" + names[r.IntN(len(names))]
+				}
+				var err error
+				switch r.IntN(3) {
+				case 0:
+					_, err = cl.Create(ctx, p, []byte(fmt.Sprint(i)), framework.WithParents())
+				case 1:
+					_, err = cl.Set(ctx, p, []byte(fmt.Sprint(i)))
+				case 2:
+					err = cl.Delete(ctx, p)
+				}
+				if err != nil && !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// After a session expiry the cache reads everything again, reports only
+// real differences, and says it rebuilt.
+func TestCacheRebuildsAfterSessionExpiry(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	srv := testenv.Shared()
+	px := zktest.StartProxy(t, srv.Addr())
+	c := newClient(t, px.Addr()+srv.Chroot(), framework.WithSessionTimeout(2*time.Second))
+	reader := newClient(t, srv.ConnectString())
+	root := testenv.Path(t, "/rebuild")
+	mk(t, ctx, reader, root+"/a", root+"/b", root+"/c/d")
+	k := newConsumer(t)
+	cc := startCache(t, ctx, c, root, k)
+	converged(t, ctx, reader, cc, k, root)
+	k.mu.Lock()
+	before := k.count
+	k.mu.Unlock()
+	if err := zktest.ExpireSession(ctx, px, srv, c.Session().ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Set(ctx, root+"/a", []byte("while expired")); err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Delete(ctx, root+"/c/d"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitLong, "EventRebuilt", func() bool { k.mu.Lock(); defer k.mu.Unlock(); return k.rebuilt == 1 })
+	converged(t, ctx, reader, cc, k, root)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := k.count - before; n != 3 { // changed a, deleted c/d, rebuilt
+		t.Errorf("%d events after the expiry, want 3 (a changed, c/d deleted, rebuilt): no false deletes and creates", n)
+	}
+}
+
+// WithMaxDepth and WithFilter bound what is cached.
+func TestCacheDepthAndFilter(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := newClient(t, testenv.Shared().ConnectString())
+	root := testenv.Path(t, "/depth")
+	mk(t, ctx, c, root+"/a/x", root+"/skip/y")
+	keys := func(cc *cache.Cache) []string {
+		var ks []string
+		for p := range cc.Snapshot() {
+			ks = append(ks, p)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	for _, tc := range []struct {
+		opts []cache.Option
+		want []string
+	}{
+		{[]cache.Option{cache.WithMaxDepth(0)}, []string{root}},
+		{[]cache.Option{cache.WithMaxDepth(1)}, []string{root, root + "/a", root + "/skip"}},
+		{[]cache.Option{cache.WithFilter(func(p string) bool { return p != root+"/skip" })}, []string{root, root + "/a", root + "/a/x"}},
+	} {
+		cc := startCache(t, ctx, c, root, nil, tc.opts...)
+		if got := keys(cc); !slices.Equal(got, tc.want) {
+			t.Errorf("cached %q, want %q", got, tc.want)
+		}
+		cc.Close()
+	}
+	cc := startCache(t, ctx, c, root, nil, cache.WithoutData())
+	if n, _ := cc.Get(root + "/a"); n.Data != nil || n.Stat.Czxid == 0 {
+		t.Errorf("WithoutData: %+v", n)
+	}
+}
+
+// A consumer that stops reading never slows the cache: the changes of a
+// node coalesce, and the last state is delivered once it reads again.
+func TestCacheSlowConsumerCoalesces(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := newClient(t, testenv.Shared().ConnectString())
+	other := newClient(t, testenv.Shared().ConnectString())
+	root := testenv.Path(t, "/slow")
+	mk(t, ctx, other, root+"/n")
+	cc := startCache(t, ctx, c, root, nil)
+	events := cc.Events() // not read while the changes are made
+	for i := range 100 {
+		if _, err := other.Set(ctx, root+"/n", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WaitFor(t, testenv.WaitLong, "the cache at the last change", func() bool {
+		n, _ := cc.Get(root + "/n")
+		return string(n.Data) == "99"
+	})
+	var got []cache.Event
+	for len(got) == 0 || string(got[len(got)-1].New.Data) != "99" {
+		ev := testenv.Recv(t, events, testenv.WaitShort, "an event")
+		if ev.Path == root+"/n" && ev.New != nil {
+			got = append(got, ev)
+		}
+	}
+	if len(got) > 3 {
+		t.Errorf("%d events for 100 changes read late: not coalesced", len(got))
+	}
+}
+
+// Bad input is refused with typed errors.
+func TestCacheBadInput(t *testing.T) {
+	c := newClient(t, testenv.Shared().ConnectString())
+	for what, f := range map[string]func() error{
+		"nil client": func() error { _, err := cache.New(nil, "/x"); return err },
+		"bad path":   func() error { _, err := cache.New(c, "x"); return err },
+		"nil filter": func() error { _, err := cache.New(c, "/x", cache.WithFilter(nil)); return err },
+		"depth -2":   func() error { _, err := cache.New(c, "/x", cache.WithMaxDepth(-2)); return err },
+	} {
+		if err := f(); !errors.Is(err, curator.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", what, err)
+		}
+	}
+	cc, err := cache.New(c, testenv.Path(t, "/bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	//lint:ignore SA1012 a nil context is the bad input under test
+	if err := cc.Start(nil); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Errorf("Start(nil): %v", err)
+	}
+	if err := cc.Close(); err != nil {
+		t.Errorf("Close of a cache never started: %v", err)
+	}
+}
+
+// A cache of a path that does not exist yet is empty, and fills once the
+// path is made; the root deleted empties it, made again fills it again.
+func TestCacheRootMadeLater(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := newClient(t, testenv.Shared().ConnectString())
+	other := newClient(t, testenv.Shared().ConnectString())
+	root := testenv.Path(t, "/later") + "/root"
+	k := newConsumer(t)
+	cc := startCache(t, ctx, c, root, k)
+	if cc.Size() != 0 {
+		t.Fatalf("%d nodes cached of a missing path", cc.Size())
+	}
+	mk(t, ctx, other, root+"/a")
+	converged(t, ctx, other, cc, k, root)
+	if err := other.Delete(ctx, root, framework.WithChildren()); err != nil {
+		t.Fatal(err)
+	}
+	converged(t, ctx, other, cc, k, root)
+	mk(t, ctx, other, root+"/b")
+	converged(t, ctx, other, cc, k, root)
+}

@@ -1,0 +1,61 @@
+package cache_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/cache"
+	"github.com/gocurator/curator/testing/zktest"
+)
+
+// A config watcher: the cache holds /config and everything under it, and
+// tells of each change.
+func ExampleCache() {
+	srv, err := zktest.NewServer() // a real ZooKeeper for the example
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := framework.New(srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := client.Create(ctx, "/config/timeout", []byte("5s"), framework.WithParents()); err != nil {
+		log.Fatal(err)
+	}
+
+	c, err := cache.New(client, "/config")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	events := c.Events()
+	if err := c.Start(ctx); err != nil { // returns once loaded
+		log.Fatal(err)
+	}
+	n, _ := c.Get("/config/timeout")
+	fmt.Printf("timeout is %s\n", n.Data)
+
+	if _, err := client.Set(ctx, "/config/timeout", []byte("10s")); err != nil {
+		log.Fatal(err)
+	}
+	for ev := range events {
+		switch ev.Type {
+		case cache.EventInitialized:
+			fmt.Println("loaded")
+		case cache.EventChanged:
+			fmt.Printf("%s: %s -> %s\n", ev.Path, ev.Old.Data, ev.New.Data)
+			return
+		}
+	}
+	// Output:
+	// timeout is 5s
+	// loaded
+	// /config/timeout: 5s -> 10s
+}
