@@ -275,7 +275,8 @@ func (c *Cache) Events() <-chan Event {
 // Close stops the cache: every goroutine of it ends and every watch
 // waiter is stopped before it returns (ZooKeeper keeps the server's side
 // of a watch until it fires: go-zookeeper cannot remove one). The cached
-// nodes stay readable. Closing twice is a no-op.
+// nodes stay readable. Closing twice is a no-op. Not from a listener: it
+// waits for the goroutine that calls the listeners.
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -390,7 +391,12 @@ func (c *Cache) loop() {
 		case readKids:
 			err = c.readKids(t.path)
 		}
-		if err != nil && c.ctx.Err() == nil {
+		switch {
+		case errors.Is(err, zk.ErrNoAuth):
+			// Not ours to read: left out of the cache, as a filter would
+			// (retrying would never load; Curator reports it and goes on).
+			c.client.Logger().Warn("cache: a node we may not read is left out", "path", t.path)
+		case err != nil && c.ctx.Err() == nil:
 			c.retry(t)
 		}
 	}
