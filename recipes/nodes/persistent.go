@@ -388,6 +388,15 @@ func (n *PersistentNode) create(ctx context.Context, path string, mode framework
 // declared it lost before the server expired it) is deleted, at its
 // version, so that ours is made again; another's is waited on (it is not
 // ours to delete) and reported.
+//
+// A decision on local knowledge: "ours" is the set of sessions that made
+// (or were found owning) our node. Relies on: a session id naming one
+// session for the ensemble's life (the server never reuses one), and the
+// delete being at the version read, so a node made again meanwhile (by
+// anyone) is never deleted. Attacked by:
+// TestPersistentNodeReplacesItsOldSessionsNode (our old session's node
+// still there), TestPersistentNodeWaitsForAnotherOwner (another's node:
+// never deleted, never adopted).
 func (n *PersistentNode) foreign(ctx context.Context, path string, st *zk.Stat) error {
 	n.mu.Lock()
 	ours := n.ours[st.EphemeralOwner]
