@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -169,13 +170,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Cache, error) 
 		return nil, fmt.Errorf("cache path: %w", err)
 	}
 	o := options{maxDepth: -1}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	if o.err != nil {
-		return nil, o.err
+	if err := recipe.Apply(&o, opts); err != nil {
+		return nil, err
 	}
 	return &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{},
 		wake: make(chan struct{}, 1), initDone: make(chan struct{}), isDirty: map[string]bool{},
@@ -653,14 +649,7 @@ func (c *Cache) remove(path string) {
 		delete(parent.kids, framework.NodeName(path))
 	}
 	c.mu.Unlock()
-	// deepest first
-	for i := range gone {
-		for j := i + 1; j < len(gone); j++ {
-			if strings.Count(gone[j], "/") > strings.Count(gone[i], "/") {
-				gone[i], gone[j] = gone[j], gone[i]
-			}
-		}
-	}
+	sort.Slice(gone, func(i, j int) bool { return c.depth(gone[i]) > c.depth(gone[j]) }) // deepest first
 	for _, p := range gone {
 		c.markPath(p)
 	}

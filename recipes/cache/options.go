@@ -1,25 +1,15 @@
 package cache
 
-import (
-	"fmt"
-
-	"github.com/gocurator/curator"
-)
+import "github.com/gocurator/curator/internal/recipe"
 
 // Option configures a Cache.
 type Option func(*options)
 
 type options struct {
-	noData   bool
-	filter   func(path string) bool
-	maxDepth int
-	err      error
-}
-
-func (o *options) fail(format string, args ...any) {
-	if o.err == nil {
-		o.err = fmt.Errorf("%w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
-	}
+	recipe.Options // its Fail and Apply (Data and the rest unused)
+	noData         bool
+	filter         func(path string) bool
+	maxDepth       int
 }
 
 // WithoutData caches stats only (Curator's dataNotCached): Node.Data is nil.
@@ -31,7 +21,7 @@ func WithoutData() Option { return func(o *options) { o.noData = true } }
 func WithFilter(keep func(path string) bool) Option {
 	return func(o *options) {
 		if keep == nil {
-			o.fail("nil filter")
+			o.Fail("nil filter")
 		}
 		o.filter = keep
 	}
@@ -44,7 +34,7 @@ func WithFilter(keep func(path string) bool) Option {
 func WithMaxDepth(d int) Option {
 	return func(o *options) {
 		if d < -1 {
-			o.fail("max depth %d", d)
+			o.Fail("max depth %d", d)
 		}
 		o.maxDepth = d
 	}

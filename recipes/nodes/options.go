@@ -1,29 +1,22 @@
 package nodes
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/recipe"
 )
 
 // Option configures a PersistentNode.
 type Option func(*options)
 
 type options struct {
-	mode      framework.CreateMode
-	protected bool
-	parents   bool
-	ttl       time.Duration
-	keep      bool
-	err       error
-}
-
-func (o *options) fail(format string, args ...any) {
-	if o.err == nil {
-		o.err = fmt.Errorf("%w: "+format, append([]any{curator.ErrInvalidArgument}, args...)...)
-	}
+	recipe.Options // its Fail and Apply (Data and the rest unused)
+	mode           framework.CreateMode
+	protected      bool
+	parents        bool
+	ttl            time.Duration
+	keep           bool
 }
 
 // WithMode sets the node's mode (Curator's CreateMode): ephemeral (the
@@ -32,7 +25,7 @@ func (o *options) fail(format string, args ...any) {
 func WithMode(m framework.CreateMode) Option {
 	return func(o *options) {
 		if m < framework.ModePersistent || m > framework.ModePersistentSequentialTTL {
-			o.fail("unknown mode %d", m)
+			o.Fail("unknown mode %d", m)
 		}
 		o.mode = m
 	}
@@ -49,7 +42,7 @@ func WithProtection() Option { return func(o *options) { o.protected = true } }
 func WithTTL(d time.Duration) Option {
 	return func(o *options) {
 		if d <= 0 {
-			o.fail("TTL %v", d)
+			o.Fail("TTL %v", d)
 		}
 		o.ttl = d
 	}

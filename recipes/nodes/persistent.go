@@ -67,13 +67,8 @@ func NewPersistentNode(client *framework.Client, path string, data []byte, opts 
 		return nil, err
 	}
 	o := options{mode: framework.ModeEphemeral, parents: true}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	if o.err != nil {
-		return nil, o.err
+	if err := recipe.Apply(&o, opts); err != nil {
+		return nil, err
 	}
 	ttlMode := o.mode == framework.ModePersistentTTL || o.mode == framework.ModePersistentSequentialTTL
 	if ttlMode != (o.ttl > 0) {
