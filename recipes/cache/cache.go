@@ -428,7 +428,15 @@ func (c *Cache) readData(path string) error {
 	watched := e != nil && e.dataW != nil
 	c.mu.Unlock()
 	if watched {
-		return nil // its watch tells of any change
+		// A decision on local knowledge: no read while our data watch on
+		// the node is armed. Relies on: the server firing that watch on
+		// any change or delete after the read that set it, and the client
+		// setting it again after a reconnection (framework: SetWatches);
+		// a watch ended by a session loss clears dataW (watch, below) and
+		// rebuilds. Broken by: a watch lost with no event (none known).
+		// Attacked by: TestCacheConvergesUnderChurn (connection dropped
+		// mid-churn), TestCacheRebuildsAfterSessionExpiry.
+		return nil
 	}
 	data, st, w, err := c.client.GetW(c.ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
