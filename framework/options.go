@@ -42,7 +42,12 @@ func (f ACLFunc) ForPath(path string) []zk.ACL { return f(path) }
 var OpenACL ACLProvider = ACLFunc(func(string) []zk.ACL { return zk.WorldACL(zk.PermAll) })
 
 // Dialer opens the TCP (or TLS) connection to one ZooKeeper server; with it,
-// a client can reach ZooKeeper's secure port through crypto/tls.
+// a client can reach ZooKeeper's secure port through crypto/tls. The client
+// calls it once per connection attempt with that server's "host:port", so a
+// TLS dialer should leave tls.Config.ServerName empty: tls.DialWithDialer
+// then verifies each server's certificate against the host it dialed. A
+// fixed ServerName would verify every server of a multi-host connect string
+// against one name (see ExampleWithDialer).
 type Dialer func(network, address string, timeout time.Duration) (net.Conn, error)
 
 type auth struct {
