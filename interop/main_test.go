@@ -44,7 +44,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // installCurator installs what the Java side needs on Debian (also done by
 // scripts/install-deps.sh).
-const installCurator = "apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java"
+const installCurator = "apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java"
 
 const javaDir = "/usr/share/java"
 
@@ -52,6 +52,7 @@ const javaDir = "/usr/share/java"
 // at run time slf4j-simple is added so that Curator's and ZooKeeper's
 // warnings reach the peer's log.
 var compileJars = []string{"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+	"curator-x-discovery.jar", "jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar",
 	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar"}
 
 // Deadlines: generous, CI is a loaded 2-core machine running -race, and a
@@ -98,6 +99,8 @@ func TestCurator(t *testing.T) {
 		{"LeaderLatchMixed", testLeaderLatchMixed},
 		{"LeaderLatchExpiry", testLeaderLatchExpiry},
 		{"LeaderSelectorMixed", testLeaderSelectorMixed},
+		{"Discovery", testDiscovery},
+		{"DiscoveryExpiry", testDiscoveryExpiry},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -132,7 +135,8 @@ func setup(t testing.TB) *env {
 	classes := t.TempDir()
 	compileCP := strings.Join(jars[:len(compileJars)], ":")
 	out, err := exec.Command(javac, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
-		"-d", classes, "-cp", compileCP, filepath.Join("testdata", "CuratorPeer.java")).CombinedOutput()
+		"-d", classes, "-cp", compileCP, filepath.Join("testdata", "CuratorPeer.java"),
+		filepath.Join("testdata", "DiscoveryCommands.java")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("javac testdata/CuratorPeer.java against Curator's jars: %v\n%s\n(are they Curator 5.4? %s)", err, out, installCurator)
 	}

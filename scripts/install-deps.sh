@@ -4,7 +4,8 @@
 #
 #   install-deps.sh        make test, bench, bench-peers: ZooKeeper 3.8
 #                          (Debian's `zookeeper`, which brings Java) and, for
-#                          the Curator interoperability tests and the bench's
+#                          the Curator interoperability tests (curator-x-discovery's
+#                          among them) and the bench's
 #                          Java peer, Debian's Apache Curator jars and a JDK
 #                          (GOCURATOR_NO_CURATOR=1 leaves these two out).
 #                          ZooKeeper is needed even with ZK_CONNECT set: the
@@ -27,7 +28,7 @@ need=()
 [[ -f /usr/share/java/zookeeper.jar || -n ${ZOOKEEPER_HOME:-} ]] || need+=(zookeeper)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 if ((!demo)) && [[ ${GOCURATOR_NO_CURATOR:-} != 1 ]]; then
-  for p in libcurator-recipes-java libcurator-framework-java libcurator-client-java; do
+  for p in libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java; do
     dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
   done
   command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)

@@ -40,6 +40,7 @@
 //   selector-close <path>                        -> ok
 //   bench-election <connect> <path> <n> <rounds> -> ok <ms>,<ms>,...             n LeaderLatches on n clients: start to first leader
 //   bench-failover <connect> <path> <rounds>     -> ok <ms>,<ms>,...             leader's close to the next latch's isLeader
+//   disc-...                                     curator-x-discovery: see DiscoveryCommands.java
 //   quit                                         (closes the client and exits; so does end of input)
 //
 // Failures answer "error <exception>: <message>". Every command runs on the
@@ -452,6 +453,7 @@ public class CuratorPeer {
             case "bench-failover":
                 return benchFailover(a[1], a[2], Integer.parseInt(a[3]));
             default:
+                if (a[0].startsWith("disc-")) return DiscoveryCommands.run(client, a);
                 return "error unknown command " + a[0];
         }
     }

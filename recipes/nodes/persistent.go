@@ -102,7 +102,8 @@ func (n *PersistentNode) Start() error {
 }
 
 // WaitForInitialCreate waits until the node has been made (or found ours)
-// once, or ctx ends (its error, with the latest problem, Err, if any).
+// once, or ctx ends (its error, wrapping the latest problem, Err, if any:
+// curator.ErrLocked for a node of another session in its place).
 // Not started: curator.ErrNotHeld; closed before the node was made:
 // curator.ErrClosed.
 func (n *PersistentNode) WaitForInitialCreate(ctx context.Context) error {
@@ -132,7 +133,7 @@ func (n *PersistentNode) WaitForInitialCreate(ctx context.Context) error {
 		return fmt.Errorf("persistent node %s: %w", n.base, curator.ErrClosed)
 	case <-ctx.Done():
 		if err := n.Err(); err != nil {
-			return fmt.Errorf("persistent node %s: %w (%v)", n.base, ctx.Err(), err)
+			return fmt.Errorf("persistent node %s: %w (%w)", n.base, ctx.Err(), err)
 		}
 		return fmt.Errorf("persistent node %s: %w", n.base, ctx.Err())
 	}
