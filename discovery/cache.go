@@ -31,7 +31,6 @@ type Cache[T any] struct {
 	instances map[string]Instance[T] // by id
 	listeners map[int]func(Event[T])
 	nextID    int
-	started   bool
 	ready     chan struct{} // closed on the cache's EventInitialized
 	remove    func()
 }

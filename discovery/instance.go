@@ -95,10 +95,6 @@ const (
 	Compatible
 )
 
-// fieldOrder is Curator's: ServiceInstance's fields in declaration order.
-var fieldOrder = []string{"name", "id", "address", "port", "sslPort", "payload",
-	"registrationTimeUTC", "serviceType", "uriSpec", "enabled"}
-
 // Marshal returns the instance's bytes as Curator writes them, with
 // "enabled" unless enc is Compatible.
 func (in *Instance[T]) Marshal(enc Encoding) ([]byte, error) {
