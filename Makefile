@@ -20,8 +20,13 @@ demo:
 	@scripts/install-deps.sh demo
 	$(GO) run ./examples/demo
 
+# Modules of their own (integrations with heavy dependencies), tested and
+# linted beside the core module.
+SUBMODULES := discovery/grpc
+
 test: deps lint
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@for m in $(SUBMODULES); do (cd $$m && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || exit 1; done
 
 # lint: gofmt, go vet and staticcheck must be clean (CI runs it through make test).
 lint:
@@ -29,6 +34,7 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@for m in $(SUBMODULES); do (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./recipes/... ./internal/telemetry
