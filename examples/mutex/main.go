@@ -20,10 +20,10 @@ import (
 
 func main() { zkenv.Main(run) }
 
-// The lock's path, and the node the lock protects: a node of its own.
-// Writing to the lock's node would fire the watch each client keeps on it
-// (the mark that lets its next contender decide on its last reading of
-// the queue), and so cost every contender a read of the queue.
+// The lock's path, and the node the lock protects: a node of its own. The
+// lock's path belongs to the lock: its children are the contenders, and it
+// is a container, which ZooKeeper deletes (data and all) once the queue
+// stays empty.
 const lockPath, dataPath = "/examples/mutex", "/examples/mutex-data"
 
 func run(ctx context.Context, srv *zktest.Server) error {

@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"testing"
+	"time"
 
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -76,4 +78,22 @@ func CheckExpiry(srv *zktest.Server) error {
 		return fmt.Errorf("this example expires a session, which needs the ZK_CONNECT server to answer the four-letter word cons: %w; or unset ZK_CONNECT to use a local ZooKeeper", err)
 	}
 	return nil
+}
+
+// Test runs an example program's run as a test, against a local server of
+// its own (or ZK_CONNECT's ensemble, in a fresh chroot), with the
+// deadline a loaded CI machine needs: the examples are part of the suite,
+// so that none of them rots.
+func Test(t *testing.T, run func(ctx context.Context, srv *zktest.Server) error) {
+	t.Helper()
+	srv, _, err := server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := run(ctx, srv); err != nil {
+		t.Fatal(err)
+	}
 }
