@@ -169,6 +169,7 @@ func TestCLI(t *testing.T) {
 		{"ReadWrite", testReadWrite},
 		{"Semaphore", testSemaphore},
 		{"LeaderLatch", testLeaderLatch},
+		{"Group", testGroup},
 		{"Namespace", testNamespace},
 		{"ConnectFromEnv", testConnectFromEnv},
 		{"Watch", testWatch},
