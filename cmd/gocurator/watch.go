@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -103,8 +104,10 @@ func (c *cli) watch(conn *connFlags, path string, o watchOptions) int {
 	}
 	events := cc.Events() // before Start: every event from the first
 	started := make(chan error, 1)
-	go func() { started <- cc.Start(c.ctx) }()
+	sctx, stopStart := context.WithCancel(c.ctx) // a write error may end us before the initial load did
+	go func() { started <- cc.Start(sctx) }()
 	defer func() {
+		stopStart()
 		cc.Close()
 		<-started
 	}()
