@@ -131,6 +131,25 @@
 //     with a session the client had not yet seen expire), closed (the
 //     client was closed while holding).
 //
+// The caches' and persistent nodes' metrics (scopes
+// github.com/gocurator/curator/recipes/cache and .../nodes), with
+// curator.recipe = cache or persistent_node and, with WithPathAttributes,
+// curator.path (the cache's root, the node's path as given):
+//
+//   - curator.cache.size (Int64UpDownCounter, {node}): nodes held by
+//     started caches; a closed cache counts none (its nodes stay readable).
+//   - curator.cache.events (Int64Counter, {event}): events delivered,
+//     once each whatever the number of listeners; curator.cache.event.type
+//     = created, changed, deleted, initialized, rebuilt. A burst of
+//     changes a slow consumer let coalesce is the one event it was told.
+//   - curator.cache.rebuilds (Int64Counter, {rebuild}): full re-reads
+//     begun after a session loss (a rebuilt event ends each that
+//     finishes; a loss during a rebuild begins another).
+//   - curator.node.recreations (Int64Counter, {node}): a PersistentNode's
+//     node made again after it went (deleted by someone else, or gone with
+//     a lost session); its first create is none. A steady rate means
+//     something keeps deleting it.
+//
 // Spans, once a tracer provider is set:
 //
 //   - a CLIENT span per attempt of the retry loop, named after its

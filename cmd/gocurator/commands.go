@@ -112,6 +112,7 @@ barriers, shared counts), recognised by their node layout.
 
 usage:
   gocurator inspect [--watch] [--json] PATH        list every recipe under PATH: holders, waiters, sessions, ages, tokens
+  gocurator watch [--json] PATH                    print PATH's subtree's changes as they happen (a tail -f)
   gocurator revoke [--any] NODE                    ask the holder of a lock node to release it (Curator's Revoker)
   gocurator release --force [--yes] [--any] NODE   delete a stuck holder's node, after asking
   gocurator help [COMMAND]                         this, or a command's flags

@@ -26,7 +26,8 @@ type connFlags struct {
 	tlsCert   string
 	tlsKey    string
 	timeout   time.Duration
-	retries   *gatedRetry // the client's retry policy, once dialled
+	session   time.Duration // the session timeout, if a command sets it (else sessionTimeout)
+	retries   *gatedRetry   // the client's retry policy, once dialled
 }
 
 // gatedRetry is the commands' retry policy: the framework's default
@@ -103,8 +104,12 @@ type usageError struct{ error }
 // dial connects, bounded by --timeout (and by ctx: Ctrl-C).
 func (f *connFlags) dial(ctx context.Context) (*framework.Client, error) {
 	f.retries = &gatedRetry{Policy: framework.DefaultRetryPolicy()}
+	session := sessionTimeout
+	if f.session > 0 {
+		session = f.session
+	}
 	opts := []framework.Option{
-		framework.WithSessionTimeout(sessionTimeout),
+		framework.WithSessionTimeout(session),
 		framework.WithConnectionTimeout(f.timeout),
 		framework.WithRetryPolicy(f.retries),
 	}

@@ -20,7 +20,9 @@ in ZooKeeper, Curator's and gocurator's alike, recognised by node layout:
 mutex (InterProcessMutex, LeaderSelector), read-write lock, semaphore
 (InterProcessSemaphoreV2: its leases in order, its internal lock's holder
 and waiters; the maximum is not stored in ZooKeeper), leader latch, double
-barrier, shared count, barrier or plain node, unknown. For each: the
+barrier, group (GroupMember: a path whose children are all ephemeral,
+non-sequential, unprotected nodes, its members by id, with their session
+and data size), shared count, barrier or plain node, unknown. For each: the
 holders and the waiters in queue order, with node name, owning session
 (ephemeralOwner), age (from ctime), data (text, else hex) and fencing token
 (czxid). A node whose children are all persistent is a parent of recipes,

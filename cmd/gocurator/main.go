@@ -2,11 +2,13 @@
 // Curator and gocurator in ZooKeeper (locks, read-write locks, semaphores,
 // leader latches, barriers, shared counts), recognised by their node
 // layout, and lets an operator ask a stuck holder to let go (revoke) or
-// take its lock away (release --force).
+// take its lock away (release --force); watch prints a subtree's changes
+// as they happen.
 //
 //	go install github.com/gocurator/curator/cmd/gocurator@latest
 //
 //	gocurator inspect [--watch] [--json] PATH
+//	gocurator watch [--json] [--max-depth N] [--no-data] [--summary] PATH
 //	gocurator revoke [--any] NODE
 //	gocurator release --force [--yes] [--any] NODE
 //	gocurator help [COMMAND]

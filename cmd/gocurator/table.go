@@ -97,6 +97,11 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 		for _, e := range r.Members {
 			add(fmt.Sprintf("member %d", e.Position), "", e)
 		}
+	case inspect.KindGroup:
+		head += fmt.Sprintf("  (%d members)", len(r.Members))
+		for _, e := range r.Members {
+			add(fmt.Sprintf("member %d", e.Position), "", e)
+		}
 	case inspect.KindSharedCount:
 		head += fmt.Sprintf(" = %d", *r.Count)
 		add("node", "", *r.Node)
@@ -120,7 +125,11 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 	fmt.Fprintln(tw)
 	for _, rw := range rows {
 		e := rw.entry
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s (%d)", rw.role, rw.node, session(e), entryAge(e), data(e), e.TokenHex, e.Token)
+		d := data(e)
+		if r.Kind == inspect.KindGroup {
+			d = fmt.Sprintf("(%dB) %s", e.DataSize, d) // a member's payload: its size matters
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s (%d)", rw.role, rw.node, session(e), entryAge(e), d, e.TokenHex, e.Token)
 		if notes {
 			fmt.Fprintf(tw, "\t%s", strings.Join(e.Notes, "; "))
 		}

@@ -36,6 +36,7 @@ func newEntry(z *Znode, role string, position int, now time.Time) Entry {
 		e.TokenHex = fmt.Sprintf("0x%x", z.Stat.Czxid)
 	}
 	e.Data, e.DataEncoding = DisplayData(z.Data)
+	e.DataSize = len(z.Data)
 	if string(z.Data) == layout.RevokeMessage {
 		e.Notes = append(e.Notes, "revocation requested (its holder releases if it armed revocation)")
 	}

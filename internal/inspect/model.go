@@ -13,6 +13,7 @@ const (
 	KindLeaderLatch   Kind = "leader-latch"
 	KindDoubleBarrier Kind = "double-barrier"
 	KindSharedCount   Kind = "shared-count"
+	KindGroup         Kind = "group"
 	KindBarrier       Kind = "barrier-or-plain-node"
 	KindUnknown       Kind = "unknown"
 )
@@ -32,6 +33,8 @@ func (k Kind) Label() string {
 		return "double barrier"
 	case KindSharedCount:
 		return "shared count"
+	case KindGroup:
+		return "group (GroupMember)"
 	case KindBarrier:
 		return "barrier or plain node"
 	}
@@ -43,7 +46,7 @@ const (
 	RoleHolder = "holder" // holds the lock (a latch's leader)
 	RoleWaiter = "waiter" // queued behind the holders
 	RoleLease  = "lease"  // a semaphore's lease node, granted or waiting
-	RoleMember = "member" // a double barrier's member
+	RoleMember = "member" // a double barrier's or a group's member
 	RoleNode   = "node"   // the recipe's own node (barrier, shared count)
 	RoleChild  = "child"  // a child of an unknown recipe
 )
@@ -73,6 +76,8 @@ type Entry struct {
 	// (DataEncoding "text"), else in hex (DataEncoding "hex").
 	Data         string `json:"data"`
 	DataEncoding string `json:"data_encoding"`
+	// DataSize is the data's length in bytes.
+	DataSize int `json:"data_size"`
 	// Token is the node's creation zxid (czxid): the fencing token a holder
 	// of this node gets; TokenHex is the same in hex.
 	Token    int64    `json:"token"`
@@ -102,7 +107,8 @@ type Recipe struct {
 	// entry's notes say what can be told), and its internal lock.
 	Leases []Entry `json:"leases,omitempty"`
 	Lock   *Queue  `json:"lock,omitempty"`
-	// Members of a double barrier (oldest first) and whether "ready" exists.
+	// Members of a double barrier (oldest first) and whether "ready"
+	// exists; members of a group, by member id (the node's name).
 	Members []Entry `json:"members,omitempty"`
 	Ready   *bool   `json:"ready,omitempty"`
 	// Count of a shared count.

@@ -48,7 +48,7 @@ func (r *recognizer) node(z *Znode) {
 		r.leaf(z)
 		return
 	}
-	if r.semaphore(z) {
+	if r.semaphore(z) || r.group(z) {
 		return
 	}
 	groups := map[family][]*Znode{}
@@ -115,6 +115,36 @@ func (r *recognizer) node(z *Znode) {
 	for _, c := range rest {
 		r.node(c)
 	}
+}
+
+// group recognises Curator's GroupMember layout (and gocurator's): a
+// membership path whose children are each a member's PersistentNode,
+// named by its member id, EPHEMERAL (not sequential, not protected), its
+// data the member's payload. The rule is that every child is such a node:
+// ephemeral, childless, its name neither protected nor ending in a
+// sequence suffix, nor any contender's, lease's or barrier member's (those
+// are other recipes, and a group's path holds nothing else). A parent of
+// ephemeral registrations of another kind (Kafka's /brokers/ids) looks the
+// same, and is one in effect: members listed by id.
+func (r *recognizer) group(z *Znode) bool {
+	for _, c := range z.Children {
+		if c.Err != nil || c.Unread || !c.ephemeral() || len(c.Children) > 0 || c.Name == layout.ReadyNode ||
+			framework.IsProtected(c.Name) || parseName(c.Name).fam != famNone || sequential(c.Name) {
+			return false
+		}
+	}
+	rec := Recipe{Path: z.Path, Kind: KindGroup,
+		Notes: []string{"each member is an ephemeral node named by its id, held by its session; its data is the member's payload"}}
+	for i, c := range z.Children { // by name: the member ids
+		rec.Members = append(rec.Members, newEntry(c, RoleMember, i+1, r.now))
+	}
+	r.add(rec)
+	return true
+}
+
+// sequential reports whether a name ends in a ZooKeeper sequence suffix.
+func sequential(name string) bool {
+	return len(name) >= layout.SeqLen && isSequence(name[len(name)-layout.SeqLen:])
 }
 
 // leaf: a shared count (a persistent node of 4 bytes) or a barrier or plain node.

@@ -427,3 +427,51 @@ func TestLocateInALongQueue(t *testing.T) {
 		t.Errorf("Locate in a queue of %d: contender %v, why %q", DefaultMaxNodes+1, loc.Contender, loc.Why)
 	}
 }
+
+// A path whose children are all ephemeral, non-sequential, unprotected
+// nodes is a group (Curator's GroupMember): its members by id. One such
+// child that is not (persistent, sequential, protected, a contender)
+// makes it no group.
+func TestGroup(t *testing.T) {
+	f := newFake()
+	f.add("/g/worker-b", "payload-b", 7, 0)
+	f.add("/g/worker-a", "\x00\x01", 8, 0)
+	f.add("/seq/id-0000000001", "", 7, 0)
+	f.add("/seq/id-0000000002", "", 8, 0)
+	f.add("/prot/_c_"+uuid(1)+"-x", "", 7, 0)
+	f.add("/mixed/member", "", 7, 0)
+	f.add("/mixed/config", "", 0, 0)
+	s := take(t, f, "/", Options{})
+	g := only(t, s, "/g")
+	if g.Kind != KindGroup || g.Label != "group (GroupMember)" {
+		t.Fatalf("/g: %s %q, want a group", g.Kind, g.Label)
+	}
+	if got := names(g.Members); !slices.Equal(got, []string{"worker-a", "worker-b"}) {
+		t.Fatalf("members %v, by id", got)
+	}
+	a, b := g.Members[0], g.Members[1]
+	if a.Role != RoleMember || a.Position != 1 || a.Session != "0x8" || a.DataSize != 2 || a.DataEncoding != "hex" {
+		t.Errorf("member a %+v", a)
+	}
+	if b.Session != "0x7" || b.DataSize != len("payload-b") || b.Data != "payload-b" {
+		t.Errorf("member b %+v", b)
+	}
+	for _, p := range []string{"/seq", "/prot"} {
+		if r := only(t, s, p); r.Kind != KindUnknown {
+			t.Errorf("%s: %s, want unknown (sequential or protected children are no group's)", p, r.Kind)
+		}
+	}
+	for _, r := range s.Recipes {
+		if r.Kind == KindGroup && r.Path != "/g" {
+			t.Errorf("%s recognised as a group", r.Path)
+		}
+	}
+	// A member located alone is a member of its group.
+	loc, err := Locate(context.Background(), f, "/g/worker-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !loc.Contender || loc.Recipe.Kind != KindGroup || loc.Entry.Role != RoleMember {
+		t.Errorf("located %+v", loc)
+	}
+}

@@ -77,6 +77,10 @@ type Provider struct {
 		once sync.Once
 		sets *recipeSets
 	}
+	state struct { // the caches' and nodes' (cache.go)
+		once sync.Once
+		ins  *stateInstruments
+	}
 	pathSets sync.Map // pathKey -> *recipeSets, with path attributes only
 	sets     sync.Map // string -> *attrs: session states, expiry sources
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 )
 
 // Node is one cached node: its path, data (nil WithoutData) and stat.
@@ -119,6 +120,7 @@ type Cache struct {
 	stop context.CancelFunc
 	ctx  context.Context
 	wg   sync.WaitGroup
+	met  *telemetry.Cache // metrics.go
 }
 
 type entry struct {
@@ -173,9 +175,11 @@ func New(client *framework.Client, path string, opts ...Option) (*Cache, error) 
 	if err := recipe.Apply(&o, opts); err != nil {
 		return nil, err
 	}
-	return &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{},
+	c := &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{},
 		wake: make(chan struct{}, 1), initDone: make(chan struct{}), isDirty: map[string]bool{},
-		view: map[string]*Node{}, dwake: make(chan struct{}, 1), listeners: map[int]func(Event){}}, nil
+		view: map[string]*Node{}, dwake: make(chan struct{}, 1), listeners: map[int]func(Event){}}
+	c.met = newMetrics(c)
+	return c, nil
 }
 
 // Start starts the cache and waits until its first full load is done
@@ -280,6 +284,7 @@ func (c *Cache) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.met.Closed()
 	stop := c.stop
 	c.mu.Unlock()
 	if stop != nil {
@@ -338,6 +343,7 @@ func (c *Cache) loop() {
 		c.mu.Lock()
 		if s := c.client.Session(); c.rebuild && s != nil && !s.Lost() {
 			c.rebuild, c.rebuilding = false, true
+			c.met.Rebuild()
 			c.enqueueLocked(task{c.root, readData})
 			for p, e := range c.nodes {
 				if e.dataW == nil {
@@ -464,6 +470,7 @@ func (c *Cache) readData(path string) error {
 		}
 		e = &entry{}
 		c.nodes[path] = e
+		c.sized()
 	}
 	// A change is of the node's data (mzxid) or the node itself (czxid: made
 	// again); its children's changes show in the stat (cversion,
@@ -653,6 +660,7 @@ func (c *Cache) remove(path string) {
 		e.kidsW.stop()
 		delete(c.nodes, p)
 	}
+	c.sized()
 	if parent := c.nodes[framework.ParentPath(path)]; parent != nil && parent.kids != nil {
 		delete(parent.kids, framework.NodeName(path))
 	}

@@ -72,6 +72,7 @@ func (c *Cache) deliver() {
 		ch := c.events
 		c.dmu.Unlock()
 		for _, ev := range evs {
+			c.delivered(ev) // metrics.go
 			for _, fn := range fns {
 				fn(ev)
 			}

@@ -375,6 +375,7 @@ func (n *PersistentNode) create(ctx context.Context, path string, mode framework
 		n.wrote = make(chan struct{})
 	}
 	n.mu.Unlock()
+	n.recreated() // metrics.go: if it was made (or found ours) before
 	n.madeOnce()
 	return nil
 }
