@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -80,20 +81,18 @@ func CheckExpiry(srv *zktest.Server) error {
 	return nil
 }
 
-// Test runs an example program's run as a test, against a local server of
-// its own (or ZK_CONNECT's ensemble, in a fresh chroot), with the
-// deadline a loaded CI machine needs: the examples are part of the suite,
-// so that none of them rots.
+// Test runs an example program's run as a test, in a fresh chroot of the
+// test binary's shared server (testenv.Main starts it, and checks that
+// nothing is left running), as a ZK_CONNECT run would: the examples are
+// part of the suite, so that none of them rots.
 func Test(t *testing.T, run func(ctx context.Context, srv *zktest.Server) error) {
 	t.Helper()
-	srv, _, err := server()
+	srv, err := zktest.NewExternal(testenv.Shared().ConnectString())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := run(ctx, srv); err != nil {
+	if err := run(testenv.Ctx(t, 3*time.Minute), srv); err != nil {
 		t.Fatal(err)
 	}
 }
