@@ -292,6 +292,9 @@ func TestCacheConvergesUnderChurn(t *testing.T) {
 	px.Drop()
 	ch.stop()
 	converged(t, ctx, reader, cc, k, root)
+	if k.rebuilt != 0 {
+		t.Errorf("%d Rebuilt events for reconnections in the same session", k.rebuilt)
+	}
 }
 
 // After a session expiry the cache reads everything again, reports only
