@@ -45,6 +45,23 @@ func (r *replay) read() string {
 	return joinMap(r.m)
 }
 
+// startCache starts a gocurator cache of p, closed at clean-up, with its
+// events replayed.
+func startCache(t *testing.T, ctx context.Context, c *framework.Client, p string) (*cache.Cache, *replay) {
+	t.Helper()
+	cc, err := cache.New(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	r := &replay{m: map[string]string{}}
+	cc.AddListener(r.on)
+	if err := cc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return cc, r
+}
+
 // nodeLine is how the Java peer prints a node: hex data, with ":mzxid"
 // if withZxid.
 func nodeLine(n cache.Node, withZxid bool) string {
@@ -87,16 +104,7 @@ func testCacheCuratorTree(t *testing.T, e *env) {
 	java := e.startPeers(t, 1)[0]
 	c := newClient(t, e)
 	p := e.path(t)
-	cc, err := cache.New(c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	r := &replay{m: map[string]string{}}
-	cc.AddListener(r.on)
-	if err := cc.Start(ctx); err != nil { // the path does not exist yet
-		t.Fatal(err)
-	}
+	cc, r := startCache(t, ctx, c, p) // the path does not exist yet
 	for _, cmd := range []string{
 		"node-create " + p + "/config/db/url jdbc:postgresql://db:5432/app",
 		"node-create " + p + "/config/db/user alice",
@@ -187,16 +195,7 @@ func testCacheSameAsCuratorCache(t *testing.T, e *env) {
 	if _, err := writer.Create(ctx, p+"/a", []byte("start"), framework.WithParents()); err != nil {
 		t.Fatal(err)
 	}
-	cc, err := cache.New(c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	r := &replay{m: map[string]string{}}
-	cc.AddListener(r.on)
-	if err := cc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cc, r := startCache(t, ctx, c, p)
 	javaCache.must("cache-start " + p)
 
 	javaDone := javaChurn.send(fmt.Sprintf("churn %s 600 7", p))

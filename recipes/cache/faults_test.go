@@ -157,11 +157,14 @@ func newScene(t *testing.T, ctx context.Context, c, reader *framework.Client, ro
 	return s
 }
 
-// check is what must hold once the churn stopped: convergence, events,
-// rebuilds, watches; then the cache is closed and must leave nothing.
-func (s *scene) check() {
+// check stops the churn and checks what must hold then: convergence,
+// events, rebuilds, watches; then the cache is closed and must leave
+// nothing.
+func (s *scene) check(ch *churner) {
 	t, ctx := s.t, s.ctx
 	t.Helper()
+	ch.stop()
+	t.Logf("%d changes", ch.ops.Load())
 	converged(t, ctx, s.reader, s.cc, s.k, s.root)
 	testenv.Eventually(t, testenv.WaitLong, "one Rebuilt per session loss", func() error {
 		s.k.mu.Lock()
@@ -269,9 +272,7 @@ func TestCacheConvergesThroughPartitions(t *testing.T) {
 	s.st.await(t, framework.StateLost, 1)
 	s.st.await(t, framework.StateReconnected, 2)
 	ch.more(t, 300)
-	ch.stop()
-	t.Logf("%d changes", ch.ops.Load())
-	s.check()
+	s.check(ch)
 }
 
 // The server restarted mid-churn (the session survives it or not: one
@@ -289,9 +290,7 @@ func TestCacheConvergesThroughServerRestart(t *testing.T) {
 	}
 	s.st.await(t, framework.StateReconnected, 1)
 	ch.more(t, 300)
-	ch.stop()
-	t.Logf("%d changes", ch.ops.Load())
-	s.check()
+	s.check(ch)
 }
 
 // A 3-member ensemble whose leader is killed mid-churn. The cache's
@@ -320,9 +319,7 @@ func TestCacheConvergesThroughLeaderKill(t *testing.T) {
 	}
 	s.st.await(t, framework.StateReconnected, 1)
 	ch.more(t, 300)
-	ch.stop()
-	t.Logf("%d changes", ch.ops.Load())
-	s.check()
+	s.check(ch)
 }
 
 // noRetry is a client's policy that never retries: a read fails at the
