@@ -1,6 +1,8 @@
 // Package interop_test shows that gocurator and Apache Curator 5.4 (Debian's
 // jars, Java 17) share locks, read-write locks, semaphores and barriers on
-// the same ZooKeeper paths, as two Curator clients would (issue #9).
+// the same ZooKeeper paths, as two Curator clients would (issue #9), and
+// that a gocurator cache sees what Curator writes as Curator's
+// CuratorCache does (issue #40).
 //
 // TestCurator compiles testdata/CuratorPeer.java with javac against the
 // Debian jars into a temporary directory, starts one real ZooKeeper server
@@ -101,6 +103,8 @@ func TestCurator(t *testing.T) {
 		{"LeaderSelectorMixed", testLeaderSelectorMixed},
 		{"Discovery", testDiscovery},
 		{"DiscoveryExpiry", testDiscoveryExpiry},
+		{"CacheCuratorTree", testCacheCuratorTree},
+		{"CacheSameAsCuratorCache", testCacheSameAsCuratorCache},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -38,6 +38,15 @@
 //   selector-has <path>                          -> ok true|false                takeLeadership is running
 //   selector-release <path>                      -> ok                           takeLeadership returns
 //   selector-close <path>                        -> ok
+//   node-create <path> <data>                    -> ok                           create().creatingParentsIfNeeded()
+//   node-set <path> <data>                       -> ok                           setData()
+//   node-delete <path>                           -> ok                           delete().deletingChildrenIfNeeded()
+//   tree-read <path>                             -> ok <path>=<hex>:<mzxid>,...  getData/getChildren, recursively
+//   churn <path> <n> <seed>                      -> ok <changes>                 n random creates, sets, deletes below path
+//   cache-start <path>                           -> ok                           CuratorCache.build(client, path), until initialized
+//   cache-read <path>                            -> ok <path>=<hex>,...          its contents (stream), sorted by path
+//   cache-initialized <path>                     -> ok <n>                       how many initialized() it heard
+//   cache-close <path>                           -> ok
 //   bench-election <connect> <path> <n> <rounds> -> ok <ms>,<ms>,...             n LeaderLatches on n clients: start to first leader
 //   bench-failover <connect> <path> <rounds>     -> ok <ms>,<ms>,...             leader's close to the next latch's isLeader
 //   disc-...                                     curator-x-discovery: see DiscoveryCommands.java
@@ -55,16 +64,23 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
 import java.util.concurrent.*;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.locks.*;
 import org.apache.curator.framework.recipes.leader.*;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.recipes.locks.*;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 public class CuratorPeer {
     static CuratorFramework client;
@@ -106,6 +122,54 @@ public class CuratorPeer {
     static final Map<String, LeaderLatch> latches = new HashMap<>();
     static final Map<String, List<String>> latchEvents = new ConcurrentHashMap<>();
     static final Map<String, Sel> selectors = new HashMap<>();
+    static final Map<String, CuratorCache> caches = new HashMap<>();
+    static final Map<String, AtomicInteger> cacheInits = new HashMap<>();
+
+    static String hex(byte[] b) {
+        StringBuilder sb = new StringBuilder();
+        if (b != null) for (byte x : b) sb.append(String.format("%02x", x));
+        return sb.toString();
+    }
+
+    static byte[] bytes(String s) { return s.getBytes(StandardCharsets.UTF_8); }
+
+    static void treeRead(String path, SortedMap<String, String> out) throws Exception {
+        Stat st = new Stat();
+        byte[] data;
+        List<String> kids;
+        try {
+            data = client.getData().storingStatIn(st).forPath(path);
+            kids = client.getChildren().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return;
+        }
+        out.put(path, hex(data) + ":" + st.getMzxid());
+        for (String k : kids) treeRead(ZKPaths.makePath(path, k), out);
+    }
+
+    // churn: n random creates, sets and deletes at depths 1 to 3 below
+    // path, over the names a, b, c (the Go side churns the same way).
+    static String churn(String path, int n, long seed) throws Exception {
+        Random r = new Random(seed);
+        String[] names = {"a", "b", "c"};
+        int done = 0;
+        for (int i = 0; i < n; i++) {
+            StringBuilder p = new StringBuilder(path);
+            for (int d = 1 + r.nextInt(3); d > 0; d--) p.append('/').append(names[r.nextInt(names.length)]);
+            byte[] data = bytes("java-" + i);
+            try {
+                switch (r.nextInt(3)) {
+                    case 0: client.create().creatingParentsIfNeeded().forPath(p.toString(), data); break;
+                    case 1: client.setData().forPath(p.toString(), data); break;
+                    default: client.delete().forPath(p.toString()); break;
+                }
+                done++;
+            } catch (KeeperException.NodeExistsException | KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
+                // the tree moved under us: part of the churn
+            }
+        }
+        return "ok " + done;
+    }
 
     // A LeaderSelector whose takeLeadership runs until released (or
     // interrupted: the adapter cancels it on SUSPENDED and LOST).
@@ -447,6 +511,47 @@ public class CuratorPeer {
                 return "ok";
             case "selector-close":
                 selectors.remove(a[1]).selector.close();
+                return "ok";
+            case "node-create":
+                client.create().creatingParentsIfNeeded().forPath(a[1], bytes(a[2]));
+                return "ok";
+            case "node-set":
+                client.setData().forPath(a[1], bytes(a[2]));
+                return "ok";
+            case "node-delete":
+                client.delete().deletingChildrenIfNeeded().forPath(a[1]);
+                return "ok";
+            case "tree-read": {
+                SortedMap<String, String> out = new TreeMap<>();
+                treeRead(a[1], out);
+                List<String> parts = new ArrayList<>();
+                for (Map.Entry<String, String> e : out.entrySet()) parts.add(e.getKey() + "=" + e.getValue());
+                return joined(parts);
+            }
+            case "churn":
+                return churn(a[1], Integer.parseInt(a[2]), Long.parseLong(a[3]));
+            case "cache-start": {
+                CuratorCache c = CuratorCache.build(client, a[1]);
+                CountDownLatch init = new CountDownLatch(1);
+                AtomicInteger inits = new AtomicInteger();
+                c.listenable().addListener(CuratorCacheListener.builder().forInitialized(() -> {
+                    inits.incrementAndGet();
+                    init.countDown();
+                }).build());
+                caches.put(a[1], c);
+                cacheInits.put(a[1], inits);
+                c.start();
+                return init.await(60, TimeUnit.SECONDS) ? "ok" : "error not initialized in 60s";
+            }
+            case "cache-read": {
+                List<String> parts = new ArrayList<>();
+                caches.get(a[1]).stream().sorted().forEach(d -> parts.add(d.getPath() + "=" + hex(d.getData())));
+                return joined(parts);
+            }
+            case "cache-initialized":
+                return "ok " + cacheInits.get(a[1]).get();
+            case "cache-close":
+                caches.remove(a[1]).close();
                 return "ok";
             case "bench-election":
                 return benchElection(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]));

@@ -40,7 +40,9 @@ const (
 	// was delivered before.
 	EventInitialized
 	// EventRebuilt: after a session loss the cache read every node again;
-	// the differences it found were delivered before.
+	// the differences it found were delivered before. One per session
+	// loss the client reports (framework.StateLost), none for a mere
+	// reconnection.
 	EventRebuilt
 )
 
@@ -104,9 +106,13 @@ type Cache struct {
 	started    bool
 	closed     bool
 	inited     bool
-	rebuild    bool // a session loss was seen: read everything again
+	lost       int  // session losses the client told of since Start
+	handled    int  // of which a rebuild has begun
+	owed       int  // Rebuilt events due once the rebuild under way is done
 	rebuilding bool // a rebuild is under way
 	initDone   chan struct{}
+	unlisten   func()       // removes onState from the client
+	hookRetry  func(t task) // tests: runs before a failed task is queued again
 
 	dmu       sync.Mutex
 	dirty     []string // paths and markers to deliver, in order
@@ -202,6 +208,7 @@ func (c *Cache) Start(ctx context.Context) error {
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	c.enqueueLocked(task{c.root, readData})
 	c.mu.Unlock()
+	c.unlisten = c.client.AddListener(c.onState)
 	c.wg.Add(2)
 	go c.loop()
 	go c.deliver()
@@ -285,8 +292,11 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	c.met.Closed()
-	stop := c.stop
+	stop, unlisten := c.stop, c.unlisten
 	c.mu.Unlock()
+	if unlisten != nil {
+		unlisten()
+	}
 	if stop != nil {
 		stop()
 	}
@@ -336,14 +346,45 @@ func (c *Cache) enqueue(t task) {
 	c.mu.Unlock()
 }
 
+func (c *Cache) wakeLocked() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// onState counts the client's session losses: each is one rebuild and one
+// EventRebuilt, once a new session lives (a reconnection wakes the loop
+// for it). The count comes from the client's LOST, not from the watches
+// a loss ends: those said "rebuild" once per watch, so a watch set by a
+// read in flight across the loss (the framework retries it in the new
+// session, and its waiter is told of the old one's loss) could ask again
+// after the rebuild was done: two Rebuilt for one loss; and a loss while
+// the cache held no watch (each had fired, the reads failing and waiting
+// to be retried) asked for none: no Rebuilt
+// (TestCacheRebuiltWithNoWatchArmed).
+func (c *Cache) onState(s framework.State) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s == framework.StateLost {
+		c.lost++
+	}
+	c.wakeLocked()
+}
+
 // loop runs the tasks, one at a time, until the cache closes.
 func (c *Cache) loop() {
 	defer c.wg.Done()
 	for {
 		c.mu.Lock()
-		if s := c.client.Session(); c.rebuild && s != nil && !s.Lost() {
-			c.rebuild, c.rebuilding = false, true
-			c.met.Rebuild()
+		if s := c.client.Session(); c.lost > c.handled && s != nil && !s.Lost() {
+			// Every node whose watch the loss ended is read again (its
+			// watch's waiter queued it too, if it was told already).
+			for range c.lost - c.handled {
+				c.met.Rebuild()
+			}
+			c.owed += c.lost - c.handled
+			c.handled, c.rebuilding = c.lost, true
 			c.enqueueLocked(task{c.root, readData})
 			for p, e := range c.nodes {
 				if e.dataW == nil {
@@ -351,15 +392,18 @@ func (c *Cache) loop() {
 				}
 			}
 		}
-		marker := ""
+		var markers []string
 		if len(c.tasks) == 0 && c.retrying == 0 {
 			if !c.inited {
 				c.inited = true
 				close(c.initDone)
-				marker = markInitialized
-			} else if c.rebuilding && !c.rebuild {
+				markers = append(markers, markInitialized)
+			}
+			if c.rebuilding && c.lost == c.handled {
 				c.rebuilding = false
-				marker = markRebuilt
+				for ; c.owed > 0; c.owed-- {
+					markers = append(markers, markRebuilt)
+				}
 			}
 		}
 		var t task
@@ -370,8 +414,8 @@ func (c *Cache) loop() {
 			delete(c.queued, t)
 		}
 		c.mu.Unlock()
-		if marker != "" {
-			c.mark(marker) // not under c.mu: delivery takes c.mu under c.dmu
+		for _, m := range markers {
+			c.mark(m) // not under c.mu: delivery takes c.mu under c.dmu
 		}
 		if !have {
 			select {
@@ -379,8 +423,6 @@ func (c *Cache) loop() {
 				continue
 			case <-c.ctx.Done():
 				return
-			case <-time.After(time.Second): // a rebuild waiting for a session
-				continue
 			}
 		}
 		if c.ctx.Err() != nil {
@@ -416,6 +458,9 @@ func (c *Cache) retry(t task) {
 		select {
 		case <-time.After(200 * time.Millisecond):
 		case <-c.ctx.Done():
+		}
+		if c.hookRetry != nil {
+			c.hookRetry(t)
 		}
 		c.mu.Lock()
 		c.retrying--
@@ -524,14 +569,11 @@ func (c *Cache) awaitRoot() error {
 		defer c.wg.Done()
 		select {
 		case ev := <-w.C():
-			if ev.Type == framework.EventNotWatching {
-				if errors.Is(ev.Err, curator.ErrSessionLost) {
-					c.mu.Lock()
-					c.rebuild = true
-					c.mu.Unlock()
-				}
-				return
+			if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, curator.ErrSessionLost) {
+				return // the client closed
 			}
+			// Made, or the session lost (the root is read again, in the
+			// new session, and awaited again if still missing).
 			c.enqueue(task{c.root, readData})
 		case <-c.ctx.Done():
 			w.Stop()
@@ -622,19 +664,11 @@ func (c *Cache) watch(a *armed, path string, kind taskKind) {
 				e.kidsW = nil
 			}
 		}
-		if c.closed {
-			return
+		if c.closed || ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, curator.ErrSessionLost) {
+			return // the cache or the client closed
 		}
-		if ev.Type == framework.EventNotWatching {
-			if errors.Is(ev.Err, curator.ErrSessionLost) {
-				c.rebuild = true
-				select {
-				case c.wake <- struct{}{}:
-				default:
-				}
-			}
-			return
-		}
+		// A node event, or the session lost: read it again (in the new
+		// session; the rebuild, counted by onState, reads it too).
 		if e != nil {
 			c.enqueueLocked(task{path, kind})
 		}

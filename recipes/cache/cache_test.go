@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -79,18 +78,41 @@ func same(got, want map[string]cache.Node) error {
 }
 
 // consumer applies a cache's events to a map, as a user would, and
-// checks each node's events never go back in version.
+// checks them: never a create for a present path nor a change or delete
+// of an absent one; a change's or delete's Old is what the previous
+// event of the node said (its New); and each path's events never go back
+// in mzxid or version, across deletes and re-creates too.
 type consumer struct {
 	t        *testing.T
 	mu       sync.Mutex
 	m        map[string]cache.Node
+	last     map[string]int64 // each path's highest mzxid told, deletes included
 	inited   int
 	rebuilt  int
 	count    int
 	problems []string
+	atInit   map[string]cache.Node // m when Initialized came
 }
 
-func newConsumer(t *testing.T) *consumer { return &consumer{t: t, m: map[string]cache.Node{}} }
+func newConsumer(t *testing.T) *consumer {
+	return &consumer{t: t, m: map[string]cache.Node{}, last: map[string]int64{}}
+}
+
+func (k *consumer) problem(format string, args ...any) {
+	k.problems = append(k.problems, fmt.Sprintf(format, args...))
+}
+
+// told checks that old is what the consumer was last told of its path.
+func (k *consumer) told(what string, old *cache.Node) {
+	cur, ok := k.m[old.Path]
+	if !ok {
+		k.problem("%s, never created: %s", what, old.Path)
+		return
+	}
+	if !bytes.Equal(cur.Data, old.Data) || cur.Stat != old.Stat {
+		k.problem("%s %s: old is mzxid %d %q, the previous event said mzxid %d %q", what, old.Path, old.Stat.Mzxid, old.Data, cur.Stat.Mzxid, cur.Data)
+	}
+}
 
 func (k *consumer) on(ev cache.Event) {
 	k.mu.Lock()
@@ -99,26 +121,29 @@ func (k *consumer) on(ev cache.Event) {
 	switch ev.Type {
 	case cache.EventInitialized:
 		k.inited++
+		if k.inited == 1 {
+			k.atInit = maps(k.m)
+		}
 	case cache.EventRebuilt:
 		k.rebuilt++
 	case cache.EventCreated:
 		if _, ok := k.m[ev.Path]; ok {
-			k.problems = append(k.problems, "created twice: "+ev.Path)
+			k.problem("created twice: %s", ev.Path)
+		}
+		if last, ok := k.last[ev.Path]; ok && ev.New.Stat.Mzxid <= last {
+			k.problem("%s went back: created at mzxid %d after %d", ev.Path, ev.New.Stat.Mzxid, last)
 		}
 		k.m[ev.Path] = *ev.New
+		k.last[ev.Path] = ev.New.Stat.Mzxid
 	case cache.EventChanged:
-		old, ok := k.m[ev.Path]
-		if !ok {
-			k.problems = append(k.problems, "changed, never created: "+ev.Path)
-		}
-		if ev.New.Stat.Czxid != old.Stat.Czxid || ev.New.Stat.Mzxid < old.Stat.Mzxid {
-			k.problems = append(k.problems, fmt.Sprintf("%s went back: mzxid %d after %d", ev.Path, ev.New.Stat.Mzxid, old.Stat.Mzxid))
+		k.told("changed", ev.Old)
+		if ev.New.Stat.Czxid != ev.Old.Stat.Czxid || ev.New.Stat.Mzxid <= ev.Old.Stat.Mzxid || ev.New.Stat.Version <= ev.Old.Stat.Version {
+			k.problem("%s went back: mzxid %d version %d after %d %d", ev.Path, ev.New.Stat.Mzxid, ev.New.Stat.Version, ev.Old.Stat.Mzxid, ev.Old.Stat.Version)
 		}
 		k.m[ev.Path] = *ev.New
+		k.last[ev.Path] = ev.New.Stat.Mzxid
 	case cache.EventDeleted:
-		if _, ok := k.m[ev.Path]; !ok {
-			k.problems = append(k.problems, "deleted, never created: "+ev.Path)
-		}
+		k.told("deleted", ev.Old)
 		delete(k.m, ev.Path)
 	}
 }
@@ -260,52 +285,16 @@ func TestCacheConvergesUnderChurn(t *testing.T) {
 	mk(t, ctx, reader, root)
 	k := newConsumer(t)
 	cc := startCache(t, ctx, c, root, k)
-	churn(t, ctx, srv, root, 3, 700, func(i int) {
-		if i == 200 || i == 450 {
-			px.Drop()
-		}
-	})
+	ch := startChurn(t, ctx, srv.ConnectString(), root, 3, 700)
+	ch.waitOps(t, 600)
+	px.Drop()
+	ch.waitOps(t, 1350)
+	px.Drop()
+	ch.stop()
 	converged(t, ctx, reader, cc, k, root)
-}
-
-// churn makes n random changes from each of w sessions under root (a
-// tree of depth 3 over a few names), calling at(i) at the i-th change of
-// the first.
-func churn(t *testing.T, ctx context.Context, srv *zktest.Server, root string, w, n int, at func(i int)) {
-	t.Helper()
-	var wg sync.WaitGroup
-	for j := range w {
-		cl := newClient(t, srv.ConnectString())
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(j), 7))
-			names := []string{"a", "b", "c"}
-			for i := range n {
-				if j == 0 && at != nil {
-					at(i)
-				}
-				p := root
-				for d := 0; d <= r.IntN(3); d++ {
-					p += "/" + names[r.IntN(len(names))]
-				}
-				var err error
-				switch r.IntN(3) {
-				case 0:
-					_, err = cl.Create(ctx, p, []byte(fmt.Sprint(i)), framework.WithParents())
-				case 1:
-					_, err = cl.Set(ctx, p, []byte(fmt.Sprint(i)))
-				case 2:
-					err = cl.Delete(ctx, p)
-				}
-				if err != nil && !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
-					t.Error(err)
-					return
-				}
-			}
-		}()
+	if k.rebuilt != 0 {
+		t.Errorf("%d Rebuilt events for reconnections in the same session", k.rebuilt)
 	}
-	wg.Wait()
 }
 
 // After a session expiry the cache reads everything again, reports only

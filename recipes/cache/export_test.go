@@ -1,0 +1,8 @@
+package cache
+
+// SetRetryHook arms fn (before Start) to run on c's goroutine that waits
+// to run a failed read again, with the read's path, before it is queued:
+// a test holds the cache there, with no read in flight.
+func SetRetryHook(c *Cache, fn func(path string)) {
+	c.hookRetry = func(t task) { fn(t.path) }
+}
