@@ -248,6 +248,21 @@ func TestPersistentNodeWaitsForAnotherOwner(t *testing.T) {
 	if got, _, _ := other.Get(ctx, path); string(got) != "theirs" {
 		t.Fatalf("their node's data %q: ours wrote over it", got)
 	}
+	// Closed while it waits, a PersistentNode leaves their node alone.
+	waiting, err := nodes.NewPersistentNode(c, path, []byte("ours too"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waiting.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "the other owner reported", func() bool { return errors.Is(waiting.Err(), curator.ErrLocked) })
+	if err := waiting.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := other.Get(ctx, path); err != nil || string(got) != "theirs" {
+		t.Fatalf("their node after a waiting PersistentNode's Close: %q, %v", got, err)
+	}
 	if err := other.Delete(ctx, path); err != nil {
 		t.Fatal(err)
 	}
