@@ -22,11 +22,17 @@ func newClient(t testing.TB, connect string, opts ...framework.Option) *framewor
 	return testenv.Client(t, connect, append([]framework.Option{framework.WithRetryPolicy(testenv.Patient{})}, opts...)...)
 }
 
-// start makes and starts a PersistentNode, closed at cleanup, and waits
-// for its first create.
-func start(t *testing.T, ctx context.Context, c *framework.Client, path string, data []byte, opts ...nodes.Option) *nodes.PersistentNode {
+// keeper is what PersistentNode and PersistentTTLNode share.
+type keeper interface {
+	Start() error
+	WaitForInitialCreate(context.Context) error
+	Close() error
+}
+
+// started takes what a constructor returned, closes it at cleanup, starts
+// it and waits for its first create.
+func started[N keeper](t *testing.T, ctx context.Context, n N, err error) N {
 	t.Helper()
-	n, err := nodes.NewPersistentNode(c, path, data, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +44,14 @@ func start(t *testing.T, ctx context.Context, c *framework.Client, path string, 
 		t.Fatal(err)
 	}
 	return n
+}
+
+// start makes and starts a PersistentNode, closed at cleanup, and waits
+// for its first create.
+func start(t *testing.T, ctx context.Context, c *framework.Client, path string, data []byte, opts ...nodes.Option) *nodes.PersistentNode {
+	t.Helper()
+	n, err := nodes.NewPersistentNode(c, path, data, opts...)
+	return started(t, ctx, n, err)
 }
 
 // nodeIs waits until path holds data and (ephemeral) belongs to c's

@@ -22,17 +22,7 @@ import (
 func startTTL(t *testing.T, ctx context.Context, c *framework.Client, path string, ttl time.Duration, data []byte, opts ...nodes.Option) *nodes.PersistentTTLNode {
 	t.Helper()
 	n, err := nodes.NewPersistentTTLNode(c, path, ttl, data, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.WaitForInitialCreate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return started(t, ctx, n, err)
 }
 
 // exists reports whether path is there (failing on an error).
@@ -279,11 +269,7 @@ func TestPersistentTTLNodeRefusedByServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, n := range map[string]interface {
-		Start() error
-		WaitForInitialCreate(context.Context) error
-		Close() error
-	}{"PersistentTTLNode": ttlNode, "PersistentNode": plain} {
+	for what, n := range map[string]keeper{"PersistentTTLNode": ttlNode, "PersistentNode": plain} {
 		t.Cleanup(func() { n.Close() })
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
