@@ -1,29 +1,93 @@
 package nodes
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
 )
 
-// Option configures a PersistentNode.
+// Option configures a PersistentNode, a PersistentTTLNode or a
+// GroupMember. Each constructor takes the options that apply to it (listed
+// with each option) and refuses the others with an error wrapping
+// curator.ErrInvalidArgument.
 type Option func(*options)
 
 type options struct {
 	recipe.Options // its Fail and Apply (Data and the rest unused)
+	given          optionKind
 	mode           framework.CreateMode
 	protected      bool
 	parents        bool
 	ttl            time.Duration
 	keep           bool
+	child          string
+	factor         int
+}
+
+// optionKind is one option, as a bit, so that a constructor can tell the
+// options it takes from the others.
+type optionKind uint8
+
+const (
+	optMode optionKind = 1 << iota
+	optProtection
+	optTTL
+	optKeep
+	optParents
+	optChild
+	optFactor
+)
+
+var optionNames = []string{"WithMode", "WithProtection", "WithTTL", "WithKeepOnClose",
+	"WithoutParentCreation", "WithChildName", "WithTouchFactor"}
+
+// The options each constructor takes.
+const (
+	persistentOpts = optMode | optProtection | optTTL | optKeep | optParents
+	ttlNodeOpts    = optParents | optChild | optFactor
+	memberOpts     = optParents
+)
+
+// apply applies opts to o, refusing those not in allowed (what names the
+// recipe in the error).
+func (o *options) apply(what string, allowed optionKind, opts []Option) error {
+	if err := recipe.Apply(o, opts); err != nil {
+		return err
+	}
+	if bad := o.given &^ allowed; bad != 0 {
+		var names []string
+		for i, n := range optionNames {
+			if bad&(1<<i) != 0 {
+				names = append(names, n)
+			}
+		}
+		return fmt.Errorf("%w: %s does not apply to a %s", curator.ErrInvalidArgument, strings.Join(names, ", "), what)
+	}
+	return nil
+}
+
+// maxTTL is the longest TTL ZooKeeper takes: it keeps a TTL in 40 bits of
+// milliseconds (EphemeralType.MAX_TTL, about 34.8 years).
+const maxTTL = 0xFF_FFFFFFFF * time.Millisecond
+
+// checkTTL refuses a TTL ZooKeeper would refuse (it counts whole
+// milliseconds, at least one).
+func (o *options) checkTTL(d time.Duration) {
+	if d < time.Millisecond || d > maxTTL {
+		o.Fail("TTL %v (from 1ms to %v)", d, maxTTL)
+	}
 }
 
 // WithMode sets the node's mode (Curator's CreateMode): ephemeral (the
 // default), persistent, container, TTL, or a sequential one (always
-// protected).
+// protected). PersistentNode.
 func WithMode(m framework.CreateMode) Option {
 	return func(o *options) {
+		o.given |= optMode
 		if m < framework.ModePersistent || m > framework.ModePersistentSequentialTTL {
 			o.Fail("unknown mode %d", m)
 		}
@@ -33,17 +97,20 @@ func WithMode(m framework.CreateMode) Option {
 
 // WithProtection makes the node's name protected (Curator's
 // useProtection: "_c_<uuid>-" before it), so a create whose reply was lost
-// is found again. Sequential modes always are.
-func WithProtection() Option { return func(o *options) { o.protected = true } }
+// is found again. Sequential modes always are. PersistentNode.
+func WithProtection() Option {
+	return func(o *options) { o.given |= optProtection; o.protected = true }
+}
 
 // WithTTL sets the TTL of a TTL mode (ModePersistentTTL,
-// ModePersistentSequentialTTL); the server must run with
-// zookeeper.extendedTypesEnabled=true.
+// ModePersistentSequentialTTL), from 1ms to about 34.8 years (ZooKeeper's
+// limit); the server must run with zookeeper.extendedTypesEnabled=true
+// (else ErrTTLUnsupported). PersistentNode; a PersistentTTLNode takes its
+// TTL as an argument.
 func WithTTL(d time.Duration) Option {
 	return func(o *options) {
-		if d <= 0 {
-			o.Fail("TTL %v", d)
-		}
+		o.given |= optTTL
+		o.checkTTL(d)
 		o.ttl = d
 	}
 }
@@ -51,9 +118,50 @@ func WithTTL(d time.Duration) Option {
 // WithoutParentCreation makes a create fail while the node's parent is
 // missing, instead of making the parents as containers (Curator's
 // useParentCreation false); the node is tried again until the parent is
-// there.
-func WithoutParentCreation() Option { return func(o *options) { o.parents = false } }
+// there. PersistentNode, PersistentTTLNode, GroupMember.
+func WithoutParentCreation() Option {
+	return func(o *options) { o.given |= optParents; o.parents = false }
+}
 
 // WithKeepOnClose leaves the node in place at Close (Curator always
-// deletes it; its PersistentTtlNode lets it expire instead).
-func WithKeepOnClose() Option { return func(o *options) { o.keep = true } }
+// deletes it; its PersistentTtlNode lets it expire instead, as
+// PersistentTTLNode does). PersistentNode.
+func WithKeepOnClose() Option {
+	return func(o *options) { o.given |= optKeep; o.keep = true }
+}
+
+// WithChildName names the child a PersistentTTLNode touches (Curator's
+// childNodeName; default "touch"): a node name, no "/". PersistentTTLNode.
+func WithChildName(name string) Option {
+	return func(o *options) {
+		o.given |= optChild
+		if err := validName(name); err != nil {
+			o.Fail("child name: %v", err)
+		}
+		o.child = name
+	}
+}
+
+// WithTouchFactor sets how many times per TTL a PersistentTTLNode touches
+// its child (Curator's touchScheduleFactor; default 2: every TTL/2). At
+// least 2: touched only once per TTL, the child could expire between two
+// touches. PersistentTTLNode.
+func WithTouchFactor(f int) Option {
+	return func(o *options) {
+		o.given |= optFactor
+		if f < 2 {
+			o.Fail("touch factor %d (at least 2)", f)
+		}
+		o.factor = f
+	}
+}
+
+// validName refuses what cannot name a node under a path: empty, a "/",
+// ".", "..", or a character ZooKeeper refuses. Its error wraps
+// curator.ErrInvalidPath.
+func validName(name string) error {
+	if name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("%w: node name %q: empty or with a /", curator.ErrInvalidPath, name)
+	}
+	return framework.ValidatePath("/" + name)
+}

@@ -15,6 +15,13 @@ import (
 	"github.com/gocurator/curator/internal/recipe"
 )
 
+// ErrTTLUnsupported is the error of a TTL node's create refused by a
+// server that runs without zookeeper.extendedTypesEnabled=true (its
+// answer is UNIMPLEMENTED, code -6): set that Java system property on
+// every server (-Dzookeeper.extendedTypesEnabled=true, ZooKeeper 3.5.3 and
+// later). It wraps errors.ErrUnsupported.
+var ErrTTLUnsupported = fmt.Errorf("%w: the server refuses TTL nodes: it needs the Java system property zookeeper.extendedTypesEnabled=true", errors.ErrUnsupported)
+
 // PersistentNode is Curator's PersistentNode: a node that stays while its
 // owner lives. Once started, it is made, and made again whenever it goes:
 // deleted by someone else, or gone with a lost session (an ephemeral
@@ -48,12 +55,15 @@ type PersistentNode struct {
 	written uint64 // the generation the node holds (as far as we wrote it)
 	path    string // the node's actual path, "" until made
 	ours    map[int64]bool
+	owned   bool  // the node at path is ours, as last seen (made, or read ours)
+	owner   int64 // ephemeral modes: the session that owns it
 	err     error // the latest problem, nil once the node is there
 	started bool
 	closed  bool
 	poke    chan struct{} // tells the loop of new data
 	wrote   chan struct{} // closed and replaced each time written moves
 	made    chan struct{} // closed once the node was first made
+	errc    chan struct{} // closed and replaced each time a problem is seen (err set)
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the loop ends
 }
@@ -67,7 +77,7 @@ func NewPersistentNode(client *framework.Client, path string, data []byte, opts 
 		return nil, err
 	}
 	o := options{mode: framework.ModeEphemeral, parents: true}
-	if err := recipe.Apply(&o, opts); err != nil {
+	if err := o.apply("PersistentNode", persistentOpts, opts); err != nil {
 		return nil, err
 	}
 	ttlMode := o.mode == framework.ModePersistentTTL || o.mode == framework.ModePersistentSequentialTTL
@@ -79,7 +89,7 @@ func NewPersistentNode(client *framework.Client, path string, data []byte, opts 
 	}
 	return &PersistentNode{client: client, base: path, mode: o.mode, o: o,
 		data: append([]byte{}, data...), gen: 1, ours: map[int64]bool{},
-		poke: make(chan struct{}, 1), wrote: make(chan struct{}), made: make(chan struct{})}, nil
+		poke: make(chan struct{}, 1), wrote: make(chan struct{}), made: make(chan struct{}), errc: make(chan struct{})}, nil
 }
 
 // Start starts keeping the node (Curator's start): it returns at once;
@@ -104,38 +114,55 @@ func (n *PersistentNode) Start() error {
 // WaitForInitialCreate waits until the node has been made (or found ours)
 // once, or ctx ends (its error, wrapping the latest problem, Err, if any:
 // curator.ErrLocked for a node of another session in its place).
-// Not started: curator.ErrNotHeld; closed before the node was made:
-// curator.ErrClosed.
+// A server that refuses TTL nodes ends the wait at once with an error
+// wrapping ErrTTLUnsupported (the node goes on trying, every few seconds,
+// until Close: a server restarted with the setting gets it). Not started:
+// curator.ErrNotHeld; closed before the node was made: curator.ErrClosed.
 func (n *PersistentNode) WaitForInitialCreate(ctx context.Context) error {
 	if ctx == nil {
 		return recipe.ErrNilContext
 	}
+	return n.waitMade(ctx, func(err error) bool { return errors.Is(err, ErrTTLUnsupported) })
+}
+
+// waitMade waits until the node has been made once, or ctx ends, or the
+// node reports a problem for which stop is true (then that problem).
+func (n *PersistentNode) waitMade(ctx context.Context, stop func(error) bool) error {
 	n.mu.Lock()
 	started, done := n.started, n.done
 	n.mu.Unlock()
 	if !started {
 		return fmt.Errorf("persistent node %s: %w: not started", n.base, curator.ErrNotHeld)
 	}
-	select {
-	case <-n.made:
-		return nil
-	default:
-	}
-	select {
-	case <-n.made:
-		return nil
-	case <-done:
+	for {
 		select {
 		case <-n.made:
 			return nil
 		default:
 		}
-		return fmt.Errorf("persistent node %s: %w", n.base, curator.ErrClosed)
-	case <-ctx.Done():
-		if err := n.Err(); err != nil {
-			return fmt.Errorf("persistent node %s: %w (%w)", n.base, ctx.Err(), err)
+		n.mu.Lock()
+		err, errc := n.err, n.errc
+		n.mu.Unlock()
+		if err != nil && stop(err) {
+			return err
 		}
-		return fmt.Errorf("persistent node %s: %w", n.base, ctx.Err())
+		select {
+		case <-n.made:
+			return nil
+		case <-errc:
+		case <-done:
+			select {
+			case <-n.made:
+				return nil
+			default:
+			}
+			return fmt.Errorf("persistent node %s: %w", n.base, curator.ErrClosed)
+		case <-ctx.Done():
+			if err := n.Err(); err != nil {
+				return fmt.Errorf("persistent node %s: %w (%w)", n.base, ctx.Err(), err)
+			}
+			return fmt.Errorf("persistent node %s: %w", n.base, ctx.Err())
+		}
 	}
 }
 
@@ -209,7 +236,11 @@ func (n *PersistentNode) SetData(ctx context.Context, data []byte) error {
 // cannot finish now goes on in the background), unless WithKeepOnClose.
 // A create in flight is let finish first, so that a node made just as
 // Close runs is deleted too (CURATOR-297). Only the node's exact path is
-// ever deleted (CURATOR-506). Closing twice is a no-op.
+// ever deleted (CURATOR-506), and only if it is ours as last seen: never
+// another owner's node the PersistentNode was waiting on, nor, in an
+// ephemeral mode, the node of a session that is no longer the client's
+// (it goes with that session; another may hold the path by now).
+// Closing twice is a no-op.
 func (n *PersistentNode) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -225,10 +256,15 @@ func (n *PersistentNode) Close() error {
 	stop()
 	<-done
 	n.mu.Lock()
-	path := n.path
+	path, owned, owner := n.path, n.owned, n.owner
 	n.mu.Unlock()
-	if path == "" || n.o.keep {
+	if path == "" || !owned || n.o.keep {
 		return nil
+	}
+	if n.mode.Ephemeral() {
+		if s := n.client.Session(); s == nil || s.ID() != owner || s.Lost() {
+			return nil
+		}
 	}
 	ctx, cancel := recipe.CleanupContext(context.Background())
 	defer cancel()
@@ -302,6 +338,7 @@ func (n *PersistentNode) keep(ctx context.Context) (*framework.Watch, error) {
 	case errors.Is(err, zk.ErrNoNode):
 		// Gone: made again under its exact name (no new sequence, the same
 		// protection), so that a node of ours still there is found.
+		n.setOwned(false, 0)
 		return nil, n.create(ctx, path, nonSequential(n.mode), false)
 	case err != nil:
 		return nil, err
@@ -315,6 +352,9 @@ func (n *PersistentNode) keep(ctx context.Context) (*framework.Watch, error) {
 		n.mu.Lock()
 		n.ours[sess.ID()] = true // found ours: a create whose reply was lost
 		n.mu.Unlock()
+		n.setOwned(true, sess.ID())
+	} else {
+		n.setOwned(true, 0) // a persistent node at our path is adopted, as Curator
 	}
 	if err := n.writeData(ctx, path); err != nil {
 		w.Stop()
@@ -359,15 +399,17 @@ func (n *PersistentNode) create(ctx context.Context, path string, mode framework
 		n.mu.Unlock()
 		return nil
 	case err != nil:
-		if strings.Contains(err.Error(), "unknown error: -6") {
-			return fmt.Errorf("persistent node %s: the server refuses TTL nodes (it needs zookeeper.extendedTypesEnabled=true): %w", path, err)
+		if strings.Contains(err.Error(), "unknown error: -6") { // UNIMPLEMENTED: go-zookeeper has no sentinel for it
+			return fmt.Errorf("persistent node %s: %w (%w)", path, ErrTTLUnsupported, err)
 		}
 		return fmt.Errorf("persistent node %s: create: %w", path, err)
 	}
 	n.mu.Lock()
 	n.path = made.Path
+	n.owned, n.owner, n.err = true, 0, nil // there, ours: no problem left
 	if made.Session != nil {
 		n.ours[made.Session.ID()] = true
+		n.owner = made.Session.ID()
 	}
 	if gen > n.written {
 		n.written = gen
@@ -405,6 +447,7 @@ func (n *PersistentNode) foreign(ctx context.Context, path string, st *zk.Stat) 
 		}
 		return n.create(ctx, path, nonSequential(n.mode), false)
 	}
+	n.setOwned(false, 0)
 	// A data watch, not exists: a node gone before it leaves no watch.
 	_, _, w, err := n.client.GetW(ctx, path)
 	switch {
@@ -455,9 +498,19 @@ func (n *PersistentNode) madeOnce() {
 	}
 }
 
+func (n *PersistentNode) setOwned(owned bool, owner int64) {
+	n.mu.Lock()
+	n.owned, n.owner = owned, owner
+	n.mu.Unlock()
+}
+
 func (n *PersistentNode) setErr(err error) {
 	n.mu.Lock()
 	n.err = err
+	if err != nil {
+		close(n.errc)
+		n.errc = make(chan struct{})
+	}
 	n.mu.Unlock()
 }
 

@@ -22,11 +22,17 @@ func newClient(t testing.TB, connect string, opts ...framework.Option) *framewor
 	return testenv.Client(t, connect, append([]framework.Option{framework.WithRetryPolicy(testenv.Patient{})}, opts...)...)
 }
 
-// start makes and starts a PersistentNode, closed at cleanup, and waits
-// for its first create.
-func start(t *testing.T, ctx context.Context, c *framework.Client, path string, data []byte, opts ...nodes.Option) *nodes.PersistentNode {
+// keeper is what PersistentNode and PersistentTTLNode share.
+type keeper interface {
+	Start() error
+	WaitForInitialCreate(context.Context) error
+	Close() error
+}
+
+// started takes what a constructor returned, closes it at cleanup, starts
+// it and waits for its first create.
+func started[N keeper](t *testing.T, ctx context.Context, n N, err error) N {
 	t.Helper()
-	n, err := nodes.NewPersistentNode(c, path, data, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +44,14 @@ func start(t *testing.T, ctx context.Context, c *framework.Client, path string, 
 		t.Fatal(err)
 	}
 	return n
+}
+
+// start makes and starts a PersistentNode, closed at cleanup, and waits
+// for its first create.
+func start(t *testing.T, ctx context.Context, c *framework.Client, path string, data []byte, opts ...nodes.Option) *nodes.PersistentNode {
+	t.Helper()
+	n, err := nodes.NewPersistentNode(c, path, data, opts...)
+	return started(t, ctx, n, err)
 }
 
 // nodeIs waits until path holds data and (ephemeral) belongs to c's
@@ -247,6 +261,21 @@ func TestPersistentNodeWaitsForAnotherOwner(t *testing.T) {
 	}
 	if got, _, _ := other.Get(ctx, path); string(got) != "theirs" {
 		t.Fatalf("their node's data %q: ours wrote over it", got)
+	}
+	// Closed while it waits, a PersistentNode leaves their node alone.
+	waiting, err := nodes.NewPersistentNode(c, path, []byte("ours too"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waiting.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, testenv.WaitShort, "the other owner reported", func() bool { return errors.Is(waiting.Err(), curator.ErrLocked) })
+	if err := waiting.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := other.Get(ctx, path); err != nil || string(got) != "theirs" {
+		t.Fatalf("their node after a waiting PersistentNode's Close: %q, %v", got, err)
 	}
 	if err := other.Delete(ctx, path); err != nil {
 		t.Fatal(err)
