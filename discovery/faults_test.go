@@ -208,4 +208,3 @@ func TestDynamicSequential(t *testing.T) {
 		t.Errorf("after Unregister: %q", now)
 	}
 }
-
