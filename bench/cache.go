@@ -319,16 +319,20 @@ func (s *spawner) runCacheLag(ctx context.Context, peer string, j job, round int
 		return failed(fmt.Errorf("writer: %w", err))
 	}
 	wctx, cancel := context.WithCancel(ctx)
+	pctx, kill := context.WithCancel(ctx) // a writer that failed ends the peer, which would wait for ever
+	defer kill()
 	var ws writeStats
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ws = s.write(wctx, gate)
+		if ws = s.write(wctx, gate); ws.err != nil {
+			kill()
+		}
 	}()
-	r := s.spawn(ctx, peer, j, round, s.trees.lag, z, "--gate", gate)
+	r := s.spawn(pctx, peer, j, round, s.trees.lag, z, "--gate", gate)
 	cancel()
 	<-done
-	if ws.err != nil && !r.failed() {
+	if ws.err != nil {
 		r.Exit, r.Error = -1, fmt.Sprintf("writer: %v", ws.err)
 	}
 	r.ChangesPerS = round3(ws.perS)
