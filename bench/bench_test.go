@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestHarness(t *testing.T) {
 		for _, p := range j.peers {
 			var runs []*Result
 			for _, r := range rep.Results {
-				if r.Peer == p && r.Workload == j.workload && r.Clients == j.clients {
+				if r.Peer == p && r.Workload == j.workload && r.Clients == j.clients && r.Variant == j.variant {
 					runs = append(runs, r)
 				}
 			}
@@ -74,7 +75,8 @@ func TestHarness(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore", "processes", "cpu processes"} {
+	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore", "processes", "cpu processes",
+		"cacheload", "ms to initialized", "MB RSS growth", "cachelag", "ms lag p99", "% changes seen"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q", want)
 		}
@@ -207,6 +209,10 @@ func TestWarmupByTime(t *testing.T) {
 // checkRun checks one run's own figures.
 func checkRun(t *testing.T, c *config, r *Result) {
 	t.Helper()
+	if isCacheWorkload(r.Workload) {
+		checkCacheRun(t, c, r)
+		return
+	}
 	want := c.ops
 	switch r.Workload {
 	case "uncontended":
@@ -243,5 +249,39 @@ func checkRun(t *testing.T, c *config, r *Result) {
 	// its own node (internal/driver/handoff.go), a watched node more.
 	if r.Workload == "waiters" && r.WatchesSeen < r.Clients {
 		t.Errorf("%s %d: released with %d watched nodes, fewer than the %d predecessors", name, r.Clients, r.WatchesSeen, r.Clients)
+	}
+}
+
+// checkCacheRun checks one run of a cache workload: cacheload's cache told
+// every node of the tree before it was initialized (the peer fails
+// otherwise: here the result says so), with a time and memory figures;
+// cachelag's writer made every change of the timed part (and maybe a few
+// of the warm-up's, sent late when the writer is behind), the cache told
+// at least one and never more events than changes (coalescing may skip
+// some), with lags.
+func checkCacheRun(t *testing.T, c *config, r *Result) {
+	t.Helper()
+	name := fmt.Sprintf("%s %s (vs %s) round %d", r.Peer, r.Workload, r.Variant, r.Round)
+	if r.failed() {
+		t.Errorf("%s: exit %d %s", name, r.Exit, r.Error)
+		return
+	}
+	if r.Variant == "" || r.VmHWMKB <= 0 {
+		t.Errorf("%s: variant %q, VmHWM %d kB", name, r.Variant, r.VmHWMKB)
+	}
+	switch r.Workload {
+	case "cacheload":
+		all, _ := treePaths("/t", must(parseShape(c.loadTree)))
+		if r.Ops != len(all) || !(r.WallS > 0) || r.BaseKB <= 0 || r.BaseKB > r.VmHWMKB {
+			t.Errorf("%s: %d nodes (want %d) in %.3fs, RSS %d kB before, %d kB peak", name, r.Ops, len(all), r.WallS, r.BaseKB, r.VmHWMKB)
+		}
+	case "cachelag":
+		want, warm := int(c.lagTime.Seconds()*float64(c.lagRate)), int(c.warmupTime.Seconds()*float64(c.lagRate))
+		if r.Changes < want || r.Changes > want+warm || r.Ops < 1 || r.Ops > r.Changes || !(r.ChangesPerS > 0) {
+			t.Errorf("%s: %d events of %d changes (want %d) at %.0f/s", name, r.Ops, r.Changes, want, r.ChangesPerS)
+		}
+		if !(r.P50Ms > 0) || r.P99Ms < r.P50Ms {
+			t.Errorf("%s: lag p50 %.3f ms, p99 %.3f ms", name, r.P50Ms, r.P99Ms)
+		}
 	}
 }

@@ -54,6 +54,12 @@ type config struct {
 	check     int
 	checkHold time.Duration
 
+	// the cache workloads (cache.go)
+	loadTree string        // cacheload's tree, fan-outs by level ("10x10x100")
+	lagTree  string        // cachelag's tree
+	lagRate  int           // cachelag: changes per second
+	lagTime  time.Duration // cachelag: the timed part of the writing, after --warmup-time
+
 	// a peer process
 	peer     string
 	workload string
@@ -61,6 +67,8 @@ type config struct {
 	root     string
 	gate     string // the processes workload's start gate (processes.go)
 	shared   string // and its shared holder counts
+	variant  string // the cache workloads: the curator peer's recipe (CuratorCache, TreeCache)
+	tree     string // the cache workloads: the shape of the tree at --root
 }
 
 // defaultJavaOpts are fixed rather than the JVM's defaults, which size the
@@ -75,18 +83,20 @@ var minStall = 2 * max(connectWait, watchWait)
 
 var (
 	allPeers     = []string{"gocurator", "gozk", "curator"}
-	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu"}
+	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu", "cacheload", "cachelag"}
 )
 
 // presets: quick is about 3 minutes on 2 cores (its warm-ups too short for
-// the JVM to settle), full the published figures (15-19 minutes on 2
+// the JVM to settle), plus about 4 for the cache workloads (a quick run of
+// those alone took 4m15s at a load average of 7 to 13, gocurator's
+// 10,000-node loads 8-17 s each: see the Cache's figures), full the published figures (15-19 minutes on 2
 // cores: full runs with the server warm-up took 11m23s and 11m29s in one
 // hour, 14m21s and 15m10s in a slower one; with the processes workload,
 // 17m23s-18m37s in a slow one), tiny the end-to-end test.
 var presets = map[string]map[string]string{
-	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "procs": "4", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m"},
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m", "load-tree": "2x5x10", "lag-tree": "5x10", "lag-rate": "1000", "lag-time": "1s"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "3s"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "procs": "4", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "10s"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -98,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fs.PrintDefaults()
 	}
 	var peers, workloads, ks, procs, ws, wsGo string
-	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (about 3 minutes), full (the published figures, 15-19 minutes) or tiny (the test)")
+	fs.StringVar(&c.mode, "mode", "quick", "preset: quick (about 3 minutes, 7 with the cache workloads), full (the published figures, 15-19 minutes) or tiny (the test)")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds; every peer runs every workload once per round, peers interleaved")
 	fs.StringVar(&peers, "peers", strings.Join(allPeers, ","), "peers to compare")
 	fs.StringVar(&workloads, "workloads", strings.Join(allWorkloads, ","), "workloads (cpu: CPU per acquisition of the uncontended and K=4 contended runs)")
@@ -125,12 +135,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.checkHold, "check-hold", time.Millisecond, "time each acquisition of the checking pass holds (at least --hold)")
 	fs.DurationVar(&c.stall, "stall", 2*time.Minute, fmt.Sprintf("a peer with no progress for this long fails instead of hanging (over %v: twice the longest wait inside a peer)", minStall))
 	fs.DurationVar(&c.session, "session-timeout", 30*time.Second, "ZooKeeper session timeout of every client")
+	fs.StringVar(&c.loadTree, "load-tree", "", "cacheload: the tree the caches load, its fan-out at each level (10x10x100: 10 nodes, 10 under each, 100 under each of those)")
+	fs.StringVar(&c.lagTree, "lag-tree", "", "cachelag: the tree the writer changes (its leaves), fan-outs as --load-tree")
+	fs.IntVar(&c.lagRate, "lag-rate", 0, "cachelag: changes per second the writer makes")
+	fs.DurationVar(&c.lagTime, "lag-time", 0, "cachelag: how long the writer's timed part lasts (after --warmup-time of writing not reported)")
 	fs.StringVar(&c.peer, "peer", "", "(internal) run as this peer")
 	fs.StringVar(&c.workload, "workload", "", "(internal) the peer's workload")
 	fs.IntVar(&c.clients, "clients", 0, "(internal) the peer's K or W")
 	fs.StringVar(&c.root, "root", "", "(internal) the peer's znode root")
 	fs.StringVar(&c.gate, "gate", "", "(internal) the processes workload's start gate, a directory")
 	fs.StringVar(&c.shared, "shared", "", "(internal) the processes workload's holder counts, a file")
+	fs.StringVar(&c.variant, "variant", "", "(internal) the cache workloads: the curator peer's recipe")
+	fs.StringVar(&c.tree, "tree", "", "(internal) the cache workloads: the shape of the tree at --root")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -173,6 +189,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.rounds < 1 || c.n < 1 || c.ops < 1 || c.warmup < 0 || c.warmupN < 0 || c.warmupTime < 0 || c.check < 0 {
 		return nil, fmt.Errorf("--rounds, --n and --ops must be positive, --warmup, --warmup-n, --warmup-time and --check not negative")
+	}
+	for _, t := range []string{c.loadTree, c.lagTree} {
+		if _, err := parseShape(t); err != nil {
+			return nil, err
+		}
+	}
+	if c.lagRate < 1 || c.lagTime <= 0 {
+		return nil, fmt.Errorf("--lag-rate and --lag-time must be positive")
 	}
 	if c.check > 0 && c.checkHold <= 0 && c.hold <= 0 {
 		return nil, fmt.Errorf("--check-hold must be positive: a checking pass that does not hold checks nothing")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/recipes/cache"
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
@@ -69,6 +70,50 @@ func (s gocuratorSession) children(ctx context.Context, path string) (int, error
 	return len(kids), err
 }
 
+func (s gocuratorSession) cache(path string, fn func(cacheEvent)) (treeCache, error) {
+	ch, err := cache.New(s.c, path)
+	if err != nil {
+		return nil, err
+	}
+	ch.AddListener(func(ev cache.Event) {
+		e := cacheEvent{path: ev.Path}
+		switch ev.Type {
+		case cache.EventCreated:
+			e.kind, e.data = cacheCreated, ev.New.Data
+		case cache.EventChanged:
+			e.kind, e.data = cacheChanged, ev.New.Data
+		case cache.EventDeleted:
+			e.kind = cacheDeleted
+		case cache.EventInitialized:
+			e.kind = cacheInitialized
+		default:
+			return
+		}
+		fn(e)
+	})
+	return gocuratorCache{ch}, nil
+}
+
+func (s gocuratorSession) get(ctx context.Context, path string) ([]byte, error) {
+	data, _, err := s.c.Get(ctx, path)
+	return data, err
+}
+
+func (s gocuratorSession) list(ctx context.Context, path string) ([]string, error) {
+	kids, _, err := s.c.Children(ctx, path)
+	return kids, err
+}
+
+type gocuratorCache struct{ c *cache.Cache }
+
+func (c gocuratorCache) start(ctx context.Context) error { return c.c.Start(ctx) }
+func (c gocuratorCache) close()                          { c.c.Close() }
+
+func (c gocuratorCache) data(path string) ([]byte, bool) {
+	n, ok := c.c.Get(path)
+	return n.Data, ok
+}
+
 // gocuratorMutex is any of our locks: a Mutex, a ReadLock, a WriteLock.
 // Any error of Unlock fails the run: by the release rule (package
 // curator) it is a loss or a misuse.
@@ -122,6 +167,49 @@ func deleteTree(ctx context.Context, connect, root string, timeout time.Duration
 		return nil
 	}
 	return del(root)
+}
+
+// harnessClient is the harness's own session: it makes the cache
+// workloads' trees and is cachelag's writer, the same for every peer.
+type harnessClient struct{ c *framework.Client }
+
+func openHarnessClient(ctx context.Context, connect string, timeout time.Duration) (*harnessClient, error) {
+	s, err := gocuratorLib{}.connect(ctx, connect, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &harnessClient{s.(gocuratorSession).c}, nil
+}
+
+func (h *harnessClient) close() { h.c.Close() }
+
+// createAll creates paths (parents first, data each), in transactions of
+// up to 1,000 (a 10,000-node tree in a few round trips), the parents of
+// the first made as needed.
+func (h *harnessClient) createAll(ctx context.Context, paths []string, data []byte) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if _, err := h.c.Create(ctx, paths[0], data, framework.WithParents()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	for rest := paths[1:]; len(rest) > 0; {
+		n := min(len(rest), 1000)
+		ops := make([]framework.Op, n)
+		for i, p := range rest[:n] {
+			ops[i] = framework.CreateOp{Path: p, Data: data}
+		}
+		if _, err := h.c.Multi(ctx, ops...); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+func (h *harnessClient) set(ctx context.Context, path string, data []byte) error {
+	_, err := h.c.Set(ctx, path, data)
+	return err
 }
 
 // checkChroot fails when connect names a chroot that does not exist:

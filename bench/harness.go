@@ -42,6 +42,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		"hold_us": c.hold.Microseconds(), "check": c.check, "check_hold_us": c.checkHold.Microseconds(), "server_warmup": c.serverWarmup, "java_opts": c.javaOpts,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
 		"ensemble": c.ensemble, "server_jvm": c.serverJVM, "latency_us": c.latency.Microseconds(), "off": c.off,
+		"load_tree": c.loadTree, "lag_tree": c.lagTree, "lag_rate": c.lagRate, "lag_time_ms": c.lagTime.Milliseconds(),
 	}}
 	self, err := os.Executable()
 	if err != nil {
@@ -102,6 +103,13 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 	}
 
 	jobs := plan(c)
+	closeCache, err := s.prepareCache(ctx, jobs, root, stderr)
+	if ctx.Err() != nil {
+		return nil, errInterrupted
+	} else if err != nil {
+		return nil, err
+	}
+	defer closeCache()
 	if err := warmServer(ctx, c, s, jobs, rep, root, stderr); err != nil {
 		return nil, err
 	}
@@ -145,7 +153,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 	fmt.Fprintf(stdout, "%s CPUs, load average %s at the start, %s at the end (other work on the machine shows there); %s\n",
 		rep.Environment["cpus"], rep.Environment["loadavg_start"], rep.Environment["loadavg_end"], rep.Environment["wall_time"])
 	printTable(stdout, c.peers, rep.Table)
-	fmt.Fprint(stdout, legend(c, rep))
+	fmt.Fprint(stdout, legend(c, rep, jobs))
 	if c.jsonFile != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err == nil {
@@ -187,8 +195,20 @@ func orDefault(s, d string) string {
 
 func logResult(w io.Writer, rounds int, r *Result) {
 	what := fmt.Sprintf("# round %d/%d %-11s %5d %-9s", r.Round, rounds, r.Workload, r.Clients, r.Peer)
-	if r.failed() || r.Violations > 0 {
+	if r.Variant != "" {
+		what += " (vs " + r.Variant + ")"
+	}
+	switch {
+	case r.failed() || r.Violations > 0:
 		fmt.Fprintf(w, "%s FAILED in %.1fs: %s\n", what, r.ProcessS, r.Error)
+		return
+	case r.Workload == "cacheload":
+		fmt.Fprintf(w, "%s %d nodes in %.0f ms  %.0f MB peak RSS (%.0f MB before)  (%.1fs)\n",
+			what, r.Ops, r.WallS*1000, float64(r.VmHWMKB)/1024, float64(r.BaseKB)/1024, r.ProcessS)
+		return
+	case r.Workload == "cachelag":
+		fmt.Fprintf(w, "%s %d events of %d changes (%.0f/s)  lag p50 %.2f ms  p99 %.2f ms  %.0f MB  (%.1fs)\n",
+			what, r.Ops, r.Changes, r.ChangesPerS, r.P50Ms, r.P99Ms, float64(r.VmHWMKB)/1024, r.ProcessS)
 		return
 	}
 	fmt.Fprintf(w, "%s %9.1f/s  p50 %.2f ms  %.3f CPU ms/acq  %.0f MB  (%.1fs; warm-up %d in %.1fs)\n",
@@ -196,14 +216,14 @@ func logResult(w io.Writer, rounds int, r *Result) {
 }
 
 // legend says how to read the table, and what went wrong.
-func legend(c *config, rep *report) string {
-	s := "\nratios: gocurator's median over the peer's; for /s rows above 1 means gocurator is faster, for MB and CPU rows below 1 means it uses less.\n"
+func legend(c *config, rep *report, jobs []job) string {
+	s := "\nratios: gocurator's median over the peer's; for /s rows above 1 means gocurator is faster, for MB and CPU rows below 1 means it uses less, for ms rows below 1 means it takes less time.\n"
 	s += "contended, semaphore (3 leases), rwlock (every 10th acquisition a write): K sessions, each its own recipe object, " +
 		fmt.Sprintf("%d acquisitions in total; processes: K processes of one session each on one mutex, the same acquisitions shared out, their timed parts started together, the rate over the longest and the CPU of all; uncontended: %d acquire+release pairs; waiters: W contenders on one session; cpu: process CPU (user+system) over the timed part / acquisitions.\n", c.ops, c.n)
 	s += fmt.Sprintf("warm-up: every run first makes, unreported, at least %d acquisitions (uncontended: %d pairs) of its shape for at least %v, the same for every peer (the JVM compiles its hot code late).\n",
 		c.warmup, c.warmupN, c.warmupTime)
 	if c.serverWarmup > 0 {
-		s += fmt.Sprintf("server warm-up: before round 1, every job but the waiters' ran once per peer, unreported (its warm-up, then %d acquisitions), so that no round-1 figure pays for the server's JIT.\n", c.serverWarmup)
+		s += fmt.Sprintf("server warm-up: before round 1, every job but the waiters' and cachelag's ran once per peer, unreported (its warm-up, then %d acquisitions), so that no round-1 figure pays for the server's JIT.\n", c.serverWarmup)
 	}
 	if c.latency > 0 {
 		s += fmt.Sprintf("latency: every peer reaches the server through a relay that delivers each chunk of bytes %v after reading it, both ways (a round trip costs %v more than on loopback; bytes in flight together wait once, as on a wire).\n", c.latency, 2*c.latency)
@@ -214,6 +234,8 @@ func legend(c *config, rep *report) string {
 	} else {
 		s += "mutual exclusion: NOT checked (--check 0): the timed part's holder counts alone, at --hold 0, miss two holders at once.\n"
 	}
+	s += cacheLegend(c, jobs)
+	s += targets(rep.Table)
 	for p, why := range rep.Unavailable {
 		s += fmt.Sprintf("%s: UNAVAILABLE: %s\n", p, why)
 	}
@@ -250,9 +272,9 @@ func warmServer(ctx context.Context, c *config, s *spawner, jobs []job, rep *rep
 		return nil
 	}
 	ops := c.serverWarmup
-	fmt.Fprintf(stderr, "# server warm-up: every job but the waiters' once per peer, its warm-up and %d acquisitions each, not reported\n", ops)
+	fmt.Fprintf(stderr, "# server warm-up: every job but the waiters' and cachelag's once per peer, its warm-up and %d acquisitions each, not reported\n", ops)
 	for _, j := range jobs {
-		if j.workload == "waiters" {
+		if j.workload == "waiters" || j.workload == "cachelag" { // they warm up at length
 			continue
 		}
 		for _, p := range j.peers {

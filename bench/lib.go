@@ -49,3 +49,37 @@ var goLibraries = map[string]library{
 	"gocurator": gocuratorLib{},
 	"gozk":      gozkLib{},
 }
+
+// cacheSession is a session of a library with a cache (gocurator; not
+// go-zookeeper): the cache workloads (cache.go) use it.
+type cacheSession interface {
+	// cache makes a cache of path and its whole subtree, not started; fn
+	// gets every event, on the cache's delivery goroutine.
+	cache(path string, fn func(cacheEvent)) (treeCache, error)
+	get(ctx context.Context, path string) ([]byte, error)
+	list(ctx context.Context, path string) ([]string, error)
+}
+
+// treeCache is one cache.
+type treeCache interface {
+	start(ctx context.Context) error // returns once the first load is done
+	data(path string) ([]byte, bool) // the cached data at path
+	close()
+}
+
+type cacheEventKind int
+
+const (
+	cacheCreated cacheEventKind = iota + 1
+	cacheChanged
+	cacheDeleted
+	cacheInitialized
+)
+
+// cacheEvent is a cache's event: data is the node's new data (created,
+// changed).
+type cacheEvent struct {
+	kind cacheEventKind
+	path string
+	data []byte
+}

@@ -61,6 +61,10 @@ func peerMain(c *config, stdout io.Writer) int {
 		r = rwlockWL(c, lib, c.clients, c.ops)
 	case "waiters":
 		r = waitersWL(c, lib, c.clients)
+	case "cacheload":
+		r = cacheLoadWL(c, lib)
+	case "cachelag":
+		r = cacheLagWL(c, lib)
 	default:
 		fmt.Fprintf(os.Stderr, "--workload %q: unknown\n", c.workload)
 		return exitUsage

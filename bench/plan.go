@@ -7,13 +7,27 @@ type job struct {
 	workload string
 	clients  int
 	peers    []string
+	// variant: the curator peer's recipe in a cache workload (CuratorCache
+	// or TreeCache: one job each, gocurator's Cache in both, so that each
+	// row compares runs interleaved with each other); "" elsewhere.
+	variant string
 }
+
+// cacheVariants are the curator peer's caches the cache workloads compare
+// gocurator's Cache with: Curator 5's CuratorCache (on a ZooKeeper 3.6+
+// client it runs on one persistent recursive watch) and the classic
+// TreeCache (standard watches, as ours).
+var cacheVariants = []string{"CuratorCache", "TreeCache"}
+
+func isCacheWorkload(w string) bool { return w == "cacheload" || w == "cachelag" }
 
 // supports tells whether a peer has the recipe a workload needs.
 func supports(peer, workload string) bool {
 	switch workload {
 	case "semaphore", "rwlock":
 		return peer != "gozk" // go-zookeeper has only zk.Lock
+	case "cacheload", "cachelag":
+		return peer != "gozk" // and no cache
 	}
 	return true
 }
@@ -34,13 +48,13 @@ func cpuK(c *config) int {
 func plan(c *config) []job {
 	want := func(w string) bool { return slices.Contains(c.workloads, w) }
 	var jobs []job
-	add := func(workload string, clients int, goOnly bool) {
+	addVariant := func(workload string, clients int, goOnly bool, variant string) {
 		for _, j := range jobs {
-			if j.workload == workload && j.clients == clients {
+			if j.workload == workload && j.clients == clients && j.variant == variant {
 				return
 			}
 		}
-		j := job{workload: workload, clients: clients}
+		j := job{workload: workload, clients: clients, variant: variant}
 		for _, p := range c.peers {
 			if supports(p, workload) && (!goOnly || isGoPeer(p)) {
 				j.peers = append(j.peers, p)
@@ -50,6 +64,7 @@ func plan(c *config) []job {
 			jobs = append(jobs, j)
 		}
 	}
+	add := func(workload string, clients int, goOnly bool) { addVariant(workload, clients, goOnly, "") }
 	if want("uncontended") || want("cpu") {
 		add("uncontended", 1, false)
 	}
@@ -74,6 +89,18 @@ func plan(c *config) []job {
 		}
 		for _, w := range c.wsGo {
 			add("waiters", w, true)
+		}
+	}
+	// Without the curator peer one job is enough: gocurator's Cache alone.
+	variants := []string{""}
+	if slices.Contains(c.peers, "curator") {
+		variants = cacheVariants
+	}
+	for _, w := range []string{"cacheload", "cachelag"} {
+		if want(w) {
+			for _, v := range variants {
+				addVariant(w, 1, false, v)
+			}
 		}
 	}
 	return jobs

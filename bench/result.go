@@ -17,7 +17,8 @@ type Result struct {
 	Peer     string `json:"peer"`
 	Impl     string `json:"impl"` // library and version
 	Workload string `json:"workload"`
-	Clients  int    `json:"clients"` // K sessions, or W waiters on one session
+	Clients  int    `json:"clients"`           // K sessions, or W waiters on one session
+	Variant  string `json:"variant,omitempty"` // cache workloads: the curator peer's recipe (CuratorCache, TreeCache)
 
 	Ops        int     `json:"ops"` // acquisitions (handoffs for waiters) timed
 	WallS      float64 `json:"wall_s"`
@@ -38,6 +39,14 @@ type Result struct {
 	Threads     int     `json:"threads,omitempty"`      // OS threads when all waiters queued
 	QueueS      float64 `json:"queue_s,omitempty"`      // waiters: time until all W nodes (and watches) were there
 	WatchesSeen int     `json:"watches_seen,omitempty"` // waiters: watched nodes seen in wchp before the release
+
+	// The cache workloads (cache.go). cacheload: Ops nodes loaded (each a
+	// created event), WallS from the cache's start to its initialized
+	// event. cachelag: Ops events of the timed changes, P50Ms and P99Ms
+	// their lag.
+	BaseKB      int64   `json:"base_kb,omitempty"`       // VmRSS once the session was up, before the cache started
+	Changes     int     `json:"changes,omitempty"`       // cachelag: changes the writer made in the timed part
+	ChangesPerS float64 `json:"changes_per_s,omitempty"` // cachelag: the writer's rate over the timed part (the harness's)
 
 	// Filled in by the parent.
 	Round    int     `json:"round,omitempty"`

@@ -24,6 +24,7 @@ type spawner struct {
 	connect string
 	self    string       // this executable
 	curator *curatorPeer // nil when unavailable
+	trees   cacheTrees   // the cache workloads' (cache.go)
 }
 
 // ms and us give a duration as both peers parse it (Bench.java: ms or us).
@@ -40,14 +41,33 @@ type size struct{ ops, n, warmup, check int }
 // Result with Exit and Error set. extra are more flags for the process.
 // When ctx ends, the process is killed and the result says so.
 func (s *spawner) run(ctx context.Context, peer string, j job, round int, root string, z size, extra ...string) *Result {
-	if j.workload == "processes" {
+	switch j.workload {
+	case "processes":
 		return s.runProcesses(ctx, peer, j, round, root, z)
+	case "cachelag":
+		return s.runCacheLag(ctx, peer, j, round, z)
+	case "cacheload":
+		root = s.trees.load // one tree for every run, made once
 	}
+	return s.spawn(ctx, peer, j, round, root, z, extra...)
+}
+
+// spawn runs one peer process (run's body).
+func (s *spawner) spawn(ctx context.Context, peer string, j job, round int, root string, z size, extra ...string) *Result {
 	args := []string{"--peer", peer, "--workload", j.workload, "--clients", strconv.Itoa(j.clients),
 		"--connect", s.connect, "--root", root, "--n", strconv.Itoa(z.n), "--ops", strconv.Itoa(z.ops),
 		"--warmup", strconv.Itoa(z.warmup), "--warmup-time", ms(s.c.warmupTime), "--check", strconv.Itoa(z.check),
 		"--hold", us(s.c.hold), "--check-hold", us(s.c.checkHold), "--stall", ms(s.c.stall),
 		"--session-timeout", ms(s.c.session)}
+	switch j.workload {
+	case "cacheload":
+		args = append(args, "--tree", s.c.loadTree)
+	case "cachelag":
+		args = append(args, "--tree", s.c.lagTree)
+	}
+	if j.variant != "" {
+		args = append(args, "--variant", j.variant)
+	}
 	args = append(args, extra...)
 	var cmd *exec.Cmd
 	if peer == "curator" {
@@ -82,7 +102,7 @@ func (s *spawner) run(ctx context.Context, peer string, j job, round int, root s
 			err = fmt.Errorf("killed: %w", errInterrupted)
 		}
 	}
-	r := &Result{Peer: peer, Workload: j.workload, Clients: j.clients}
+	r := &Result{Peer: peer, Workload: j.workload, Clients: j.clients, Variant: j.variant}
 	if line := lastJSONLine(stdout.Bytes()); line != nil {
 		if pr, perr := parseResult(line); perr == nil {
 			r = pr

@@ -12,8 +12,8 @@ import (
 // row is one line of the table: one figure of one job for every peer.
 type row struct {
 	Workload string           `json:"workload"`
-	Param    string           `json:"param"` // K=4, W=1000
-	Unit     string           `json:"unit"`  // ops/s, handoffs/s, MB peak RSS, CPU ms/acq
+	Param    string           `json:"param"` // K=4, W=1000, vs CuratorCache
+	Unit     string           `json:"unit"`  // ops/s, handoffs/s, MB peak RSS, CPU ms/acq, ms lag p99
 	Cells    map[string]*cell `json:"cells"`
 	// gocurator's median over the peer's: above 1 is better for a rate,
 	// below 1 for memory and CPU. Absent when either figure is.
@@ -37,8 +37,13 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 	wantCPU := slices.Contains(c.workloads, "cpu")
 	for _, j := range jobs {
 		param := fmt.Sprintf("K=%d", j.clients)
-		if j.workload == "waiters" {
+		switch {
+		case j.workload == "waiters":
 			param = fmt.Sprintf("W=%d", j.clients)
+		case isCacheWorkload(j.workload) && j.variant != "":
+			param = "vs " + j.variant
+		case isCacheWorkload(j.workload):
+			param = "-"
 		}
 		add := func(label, unit string, value func(*Result) float64) {
 			r := row{Workload: label, Param: param, Unit: unit, Cells: map[string]*cell{}, Ratios: map[string]float64{}}
@@ -58,6 +63,14 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 		case j.workload == "waiters":
 			add("waiters", "handoffs/s", func(r *Result) float64 { return r.OpsPerS })
 			add("waiters", "MB peak RSS", func(r *Result) float64 { return float64(r.VmHWMKB) / 1024 })
+		case j.workload == "cacheload":
+			add("cacheload", unitLoad, func(r *Result) float64 { return r.WallS * 1000 })
+			add("cacheload", unitPeakRSS, func(r *Result) float64 { return float64(r.VmHWMKB) / 1024 })
+			add("cacheload", "MB RSS growth", func(r *Result) float64 { return float64(r.VmHWMKB-r.BaseKB) / 1024 })
+		case j.workload == "cachelag":
+			add("cachelag", "ms lag p50", func(r *Result) float64 { return r.P50Ms })
+			add("cachelag", unitLagP99, func(r *Result) float64 { return r.P99Ms })
+			add("cachelag", "% changes seen", func(r *Result) float64 { return 100 * float64(r.Ops) / float64(max(r.Changes, 1)) })
 		case slices.Contains(c.workloads, j.workload):
 			add(j.workload, "ops/s", func(r *Result) float64 { return r.OpsPerS })
 		}
@@ -66,6 +79,50 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 		}
 	}
 	return out
+}
+
+// The units of the rows the targets are on (targets).
+const (
+	unitLoad    = "ms to initialized"
+	unitPeakRSS = "MB peak RSS"
+	unitLagP99  = "ms lag p99"
+)
+
+// target is one of issue 40's targets for gocurator's Cache: its ratio to
+// a Curator cache in a row of the table, at most max.
+type target struct {
+	workload, param, unit string
+	max                   float64
+	what                  string
+}
+
+var cacheTargets = []target{
+	{"cacheload", "vs CuratorCache", unitLoad, 0.5, "load at least 2x faster than CuratorCache"},
+	{"cacheload", "vs CuratorCache", unitPeakRSS, 0.25, "at most 25% of CuratorCache's memory"},
+	{"cachelag", "vs CuratorCache", unitLagP99, 1, "lag p99 no worse than CuratorCache's"},
+	{"cachelag", "vs TreeCache", unitLagP99, 1, "lag p99 no worse than TreeCache's"},
+}
+
+// targets says, for each target whose row has a ratio, whether it is met.
+func targets(rs []row) string {
+	var b strings.Builder
+	for _, t := range cacheTargets {
+		for _, r := range rs {
+			if r.Workload != t.workload || r.Param != t.param || r.Unit != t.unit {
+				continue
+			}
+			v, ok := r.Ratios["curator"]
+			if !ok {
+				continue
+			}
+			verdict := "met"
+			if v > t.max {
+				verdict = "NOT met"
+			}
+			fmt.Fprintf(&b, "target (issue 40): %s: %s %s gocurator/curator %.2fx, want <= %.2fx: %s\n", t.what, t.workload, t.unit, v, t.max, verdict)
+		}
+	}
+	return b.String()
 }
 
 func summarize(peer string, j job, results []*Result, unavailable map[string]string, value func(*Result) float64) *cell {
@@ -80,7 +137,7 @@ func summarize(peer string, j job, results []*Result, unavailable map[string]str
 	c := &cell{}
 	var vals []float64
 	for _, r := range results {
-		if r.Peer != peer || r.Workload != j.workload || r.Clients != j.clients {
+		if r.Peer != peer || r.Workload != j.workload || r.Clients != j.clients || r.Variant != j.variant {
 			continue
 		}
 		c.Runs++
@@ -176,8 +233,10 @@ func formatCell(c *cell, unit string) string {
 	switch {
 	case strings.HasPrefix(unit, "CPU"):
 		v = fmt.Sprintf("%.3f", c.Median)
-	case strings.HasPrefix(unit, "MB"):
+	case strings.HasPrefix(unit, "MB"), strings.HasPrefix(unit, "%"):
 		v = fmt.Sprintf("%.1f", c.Median)
+	case strings.HasPrefix(unit, "ms") && c.Median < 100:
+		v = fmt.Sprintf("%.2f", c.Median)
 	default:
 		v = fmt.Sprintf("%.0f", c.Median)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,16 +45,7 @@ func TestTableArithmetic(t *testing.T) {
 	add("gozk", "waiters", 10000, Result{OpsPerS: 250, VmHWMKB: 200 * 1024})
 
 	rs := rows(c, jobs, results, nil)
-	find := func(workload, param, unit string) row {
-		t.Helper()
-		for _, r := range rs {
-			if r.Workload == workload && r.Param == param && r.Unit == unit {
-				return r
-			}
-		}
-		t.Fatalf("no row %s %s %s", workload, param, unit)
-		return row{}
-	}
+	find := func(workload, param, unit string) row { t.Helper(); return findRow(t, rs, workload, param, unit) }
 	near := func(what string, got, want float64) {
 		t.Helper()
 		if math.Abs(got-want) > 1e-9 {
@@ -135,4 +127,95 @@ func TestTableArithmetic(t *testing.T) {
 	for _, r := range rows(c, sem, nil, nil) {
 		status(r, "gozk", "n/a")
 	}
+}
+
+// TestCacheRowsAndTargets pins the cache workloads' rows (one job per
+// Curator cache, gocurator's runs matched to their own job by variant,
+// gozk n/a) and the verdicts on issue 40's targets.
+func TestCacheRowsAndTargets(t *testing.T) {
+	c := &config{peers: []string{"gocurator", "gozk", "curator"}, workloads: []string{"cacheload", "cachelag"}}
+	jobs := plan(c)
+	if len(jobs) != 4 {
+		t.Fatalf("%d jobs, want cacheload and cachelag for each of %v", len(jobs), cacheVariants)
+	}
+	for _, j := range jobs {
+		if j.variant == "" || slices.Contains(j.peers, "gozk") || len(j.peers) != 2 {
+			t.Errorf("job %+v: want a variant and the peers gocurator and curator", j)
+		}
+	}
+	var results []*Result
+	add := func(peer, workload, variant string, r Result) {
+		r.Peer, r.Workload, r.Clients, r.Variant, r.Ops = peer, workload, 1, variant, 100
+		results = append(results, &r)
+	}
+	add("gocurator", "cacheload", "CuratorCache", Result{WallS: 0.5, VmHWMKB: 20 * 1024, BaseKB: 10 * 1024})
+	add("gocurator", "cacheload", "TreeCache", Result{WallS: 3, VmHWMKB: 20 * 1024})
+	add("curator", "cacheload", "CuratorCache", Result{WallS: 2, VmHWMKB: 100 * 1024, BaseKB: 60 * 1024})
+	add("curator", "cacheload", "TreeCache", Result{WallS: 2, VmHWMKB: 100 * 1024})
+	add("gocurator", "cachelag", "CuratorCache", Result{P50Ms: 1, P99Ms: 30, Changes: 200})
+	add("curator", "cachelag", "CuratorCache", Result{P50Ms: 2, P99Ms: 20, Changes: 100})
+	rs := rows(c, jobs, results, nil)
+	find := func(workload, param, unit string) row { t.Helper(); return findRow(t, rs, workload, param, unit) }
+	for _, x := range []struct {
+		workload, param, unit string
+		ratio                 float64
+	}{
+		{"cacheload", "vs CuratorCache", unitLoad, 0.25},
+		{"cacheload", "vs TreeCache", unitLoad, 1.5}, // its own gocurator run, not the other job's
+		{"cacheload", "vs CuratorCache", unitPeakRSS, 0.2},
+		{"cacheload", "vs CuratorCache", "MB RSS growth", 0.25},
+		{"cachelag", "vs CuratorCache", unitLagP99, 1.5},
+		{"cachelag", "vs CuratorCache", "% changes seen", 0.5},
+	} {
+		r := find(x.workload, x.param, x.unit)
+		if v := r.Ratios["curator"]; math.Abs(v-x.ratio) > 1e-9 {
+			t.Errorf("%s %s %s: ratio %v, want %v", x.workload, x.param, x.unit, v, x.ratio)
+		}
+		if r.Cells["gozk"].Status != "n/a" {
+			t.Errorf("%s %s %s: gozk %q, want n/a", x.workload, x.param, x.unit, r.Cells["gozk"].Status)
+		}
+	}
+	got := targets(rs)
+	for _, want := range []string{
+		"load at least 2x faster than CuratorCache: cacheload ms to initialized gocurator/curator 0.25x, want <= 0.50x: met",
+		"at most 25% of CuratorCache's memory: cacheload MB peak RSS gocurator/curator 0.20x, want <= 0.25x: met",
+		"lag p99 no worse than CuratorCache's: cachelag ms lag p99 gocurator/curator 1.50x, want <= 1.00x: NOT met",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("targets lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "TreeCache's") { // no cachelag vs TreeCache figures: no verdict
+		t.Errorf("a verdict without figures:\n%s", got)
+	}
+	var b bytes.Buffer
+	printTable(&b, c.peers, rs)
+	if !strings.Contains(b.String(), "cachelag   vs CuratorCache  ms lag p99") {
+		t.Errorf("the table:\n%s", b.String())
+	}
+}
+
+// TestTreeShape: the trees of the cache workloads, parents first.
+func TestTreeShape(t *testing.T) {
+	all, leaves := treePaths("/r", must(parseShape("2x3")))
+	if len(all) != 1+2+6 || len(leaves) != 6 || all[0] != "/r" || all[1] != "/r/a0" || leaves[5] != "/r/a1/b2" {
+		t.Errorf("2x3: %v, leaves %v", all, leaves)
+	}
+	for _, bad := range []string{"", "10x", "0x3", "ax2"} {
+		if _, err := parseShape(bad); err == nil {
+			t.Errorf("shape %q accepted", bad)
+		}
+	}
+}
+
+// findRow is the row of rs for workload, param and unit; none fails t.
+func findRow(t *testing.T, rs []row, workload, param, unit string) row {
+	t.Helper()
+	for _, r := range rs {
+		if r.Workload == workload && r.Param == param && r.Unit == unit {
+			return r
+		}
+	}
+	t.Fatalf("no row %s %s %s", workload, param, unit)
+	return row{}
 }

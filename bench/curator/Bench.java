@@ -11,7 +11,9 @@
 //        --check 300 --hold 0us --check-hold 1000us --stall 60000ms --session-timeout 30000ms
 //
 // The workloads are in Workloads.java and do what ../workloads.go,
-// ../rwlock.go and ../waiters.go do for the Go peers.
+// ../rwlock.go and ../waiters.go do for the Go peers; the cache workloads
+// (CuratorCache or TreeCache, --variant) in CacheWorkloads.java, as
+// ../cache.go.
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -30,7 +32,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 
 public class Bench {
-    static String workload = "", connect = "", root = "", gate = "", shared = "";
+    static String workload = "", connect = "", root = "", gate = "", shared = "", variant = "", tree = "";
     static int clients = 1, n = 1000, ops = 1000, warmup = 100, check = 0;
     static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000;
 
@@ -65,6 +67,8 @@ public class Bench {
                 case "--session-timeout": sessionMs = nanos(v) / 1_000_000; break;
                 case "--gate": gate = v; break;
                 case "--shared": shared = v; break;
+                case "--variant": variant = v; break;
+                case "--tree": tree = v; break;
                 default: usage("unknown flag " + args[i]);
             }
         }
@@ -78,6 +82,8 @@ public class Bench {
                 case "semaphore": r = Workloads.exclusive(clients, ops, Workloads.LEASES, Workloads::semaphore); break;
                 case "rwlock": r = Workloads.rwlock(clients, ops); break;
                 case "waiters": r = Workloads.waiters(clients); break;
+                case "cacheload": r = CacheWorkloads.load(); break;
+                case "cachelag": r = CacheWorkloads.lag(); break;
                 default: usage("unknown workload " + workload); return;
             }
         } catch (Throwable e) {
@@ -221,8 +227,8 @@ public class Bench {
     /** the JSON line: the fields of ../result.go. */
     static final class Result {
         String impl = "curator";
-        int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps;
-        long violations, vmhwmKB;
+        int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps, changes;
+        long violations, vmhwmKB, baseKB;
         double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS, warmupS;
 
         Result(int ops, long wallNanos, long cpuNanos, long[] lat) {
@@ -253,6 +259,7 @@ public class Bench {
 
         String json() {
             return "{\"peer\":\"curator\",\"impl\":\"" + impl + "\",\"workload\":\"" + workload + "\",\"clients\":" + clients
+                    + ",\"variant\":\"" + variant + "\",\"base_kb\":" + baseKB + ",\"changes\":" + changes
                     + ",\"ops\":" + ops + ",\"wall_s\":" + num(wallS) + ",\"ops_per_s\":" + num(opsPerS)
                     + ",\"p50_ms\":" + num(p50Ms) + ",\"p99_ms\":" + num(p99Ms) + ",\"cpu_ms_per_op\":" + num(cpuMsPerOp)
                     + ",\"max_holders\":" + maxHolders + ",\"limit\":" + limit + ",\"violations\":" + violations
