@@ -66,14 +66,38 @@ type Watch struct {
 	key  watchKey
 	ch   chan Event
 	path string
+	fn   func(Event) // set by AfterFunc, under mux.mu
 }
 
 // C returns the channel the event arrives on (buffered; delivered once).
 func (w *Watch) C() <-chan Event { return w.ch }
 
 // Stop unregisters the watch. It is safe to call more than once, and after
-// the event arrived.
+// the event arrived. After Stop, a function given to AfterFunc is not
+// called, unless its call had begun.
 func (w *Watch) Stop() { w.mux.remove(w) }
+
+// AfterFunc arranges for f to be called with the watch's event instead
+// of delivering it on C: for a caller that keeps many watches (a cache
+// keeps one or two per node), no goroutine of its own waits on each. The
+// client calls the functions of its watches one at a time, in the order
+// of their events, on a goroutine that runs while calls are due; so f
+// must not block for long. If the event has arrived already, f is called
+// at once, on a goroutine of its own. Call AfterFunc at most once per
+// watch.
+func (w *Watch) AfterFunc(f func(Event)) {
+	m := w.mux
+	m.mu.Lock()
+	select {
+	case ev := <-w.ch:
+		m.mu.Unlock()
+		m.runAfter([]afterCall{{f, ev}})
+		return
+	default:
+	}
+	w.fn = f
+	m.mu.Unlock()
+}
 
 // watchEntry is our record of one server watch (path, kind): armed once
 // the server confirmed it, with the waiters to tell when it fires.
@@ -87,6 +111,10 @@ type watchEntry struct {
 type watchMux struct {
 	mu      sync.Mutex
 	entries map[watchKey]*watchEntry
+
+	qmu      sync.Mutex // guards queue and draining: AfterFunc calls due, in event order (runAfter)
+	queue    []afterCall
+	draining bool // a goroutine is calling them
 }
 
 func newWatchMux() *watchMux { return &watchMux{entries: map[watchKey]*watchEntry{}} }
@@ -153,15 +181,63 @@ func (m *watchMux) remove(w *Watch) {
 	}
 }
 
-func (m *watchMux) fireKey(key watchKey, ev Event) {
+// afterCall is an AfterFunc's function and its event, called once m.mu is
+// released.
+type afterCall struct {
+	fn func(Event)
+	ev Event
+}
+
+func (m *watchMux) fireKey(key watchKey, ev Event, calls []afterCall) []afterCall {
 	e := m.entries[key]
 	if e == nil {
-		return
+		return calls
 	}
 	delete(m.entries, key)
 	for _, w := range e.subs {
 		ev.Path = w.path
+		if w.fn != nil {
+			calls = append(calls, afterCall{w.fn, ev})
+			continue
+		}
 		w.ch <- ev // buffered, delivered once: an entry fires at most once
+	}
+	return calls
+}
+
+// runAfter queues the AfterFunc functions of one fire, to be called in
+// order, after those of earlier fires, one at a time, on a goroutine that
+// runs while the queue is not empty: never on go-zookeeper's (its event
+// callback must not block) nor under m.mu (a function may take its
+// caller's lock, under which the caller stops watches).
+func (m *watchMux) runAfter(calls []afterCall) {
+	if len(calls) == 0 {
+		return
+	}
+	m.qmu.Lock()
+	m.queue = append(m.queue, calls...)
+	start := !m.draining
+	m.draining = true
+	m.qmu.Unlock()
+	if start {
+		go m.drain()
+	}
+}
+
+func (m *watchMux) drain() {
+	for {
+		m.qmu.Lock()
+		if len(m.queue) == 0 {
+			m.draining = false
+			m.queue = nil
+			m.qmu.Unlock()
+			return
+		}
+		c := m.queue[0]
+		m.queue[0] = afterCall{}
+		m.queue = m.queue[1:]
+		m.qmu.Unlock()
+		c.fn(c.ev)
 	}
 }
 
@@ -184,19 +260,23 @@ func (m *watchMux) fire(t zk.EventType, path string) {
 	default:
 		return
 	}
+	var calls []afterCall
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, k := range kinds {
-		m.fireKey(watchKey{path, k}, Event{Type: et})
+		calls = m.fireKey(watchKey{path, k}, Event{Type: et}, calls)
 	}
+	m.mu.Unlock()
+	m.runAfter(calls)
 }
 
 func (m *watchMux) invalidateAll(err error) {
+	var calls []afterCall
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for k := range m.entries {
-		m.fireKey(k, Event{Type: EventNotWatching, Err: err})
+		calls = m.fireKey(k, Event{Type: EventNotWatching, Err: err}, calls)
 	}
+	m.mu.Unlock()
+	m.runAfter(calls)
 }
 
 // size returns how many watch entries and waiters the client keeps.

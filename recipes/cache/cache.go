@@ -101,6 +101,8 @@ type Cache struct {
 	nodes      map[string]*entry
 	tasks      []task
 	queued     map[task]bool
+	busy       map[string]bool // paths with a read in flight: one at a time per path
+	running    int             // reads in flight
 	retrying   int
 	wake       chan struct{}
 	started    bool
@@ -136,19 +138,27 @@ type entry struct {
 	kidsW *armed
 }
 
-// armed is a watch of the cache and the goroutine waiting on it, which
-// ends when the watch fires or is stopped.
+// armed is a watch of the cache. Its event comes through the framework's
+// AfterFunc: no goroutine of the cache waits on a watch (a goroutine per
+// watch cost 2-3 KB of stack per node: 50 MB for a 10,000-node tree).
 type armed struct {
-	w    *framework.Watch
-	quit chan struct{}
+	w *framework.Watch
 }
 
 func (a *armed) stop() {
 	if a != nil {
-		close(a.quit)
 		a.w.Stop()
 	}
 }
+
+// maxReads bounds the reads a cache has in flight at once. One at a time,
+// a 10,000-node tree (20,000 reads: each node's data and children) loads
+// in 20,000 round trips one after another, and under a steady stream of
+// changes the reads queue up behind each other; go-zookeeper pipelines
+// concurrent requests on its one connection, so that reads in flight
+// together share their round trips. Reads of one path still run one at a
+// time (busy), in the order they were queued.
+const maxReads = 64
 
 type taskKind int
 
@@ -181,7 +191,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Cache, error) 
 	if err := recipe.Apply(&o, opts); err != nil {
 		return nil, err
 	}
-	c := &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{},
+	c := &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{}, busy: map[string]bool{},
 		wake: make(chan struct{}, 1), initDone: make(chan struct{}), isDirty: map[string]bool{},
 		view: map[string]*Node{}, dwake: make(chan struct{}, 1), listeners: map[int]func(Event){}}
 	c.met = newMetrics(c)
@@ -293,6 +303,11 @@ func (c *Cache) Close() error {
 	c.closed = true
 	c.met.Closed()
 	stop, unlisten := c.stop, c.unlisten
+	for _, e := range c.nodes {
+		e.dataW.stop()
+		e.kidsW.stop()
+		e.dataW, e.kidsW = nil, nil
+	}
 	c.mu.Unlock()
 	if unlisten != nil {
 		unlisten()
@@ -372,7 +387,8 @@ func (c *Cache) onState(s framework.State) {
 	c.wakeLocked()
 }
 
-// loop runs the tasks, one at a time, until the cache closes.
+// loop runs the tasks, up to maxReads at once and one at a time per path,
+// until the cache closes.
 func (c *Cache) loop() {
 	defer c.wg.Done()
 	for {
@@ -393,7 +409,7 @@ func (c *Cache) loop() {
 			}
 		}
 		var markers []string
-		if len(c.tasks) == 0 && c.retrying == 0 {
+		if len(c.tasks) == 0 && c.retrying == 0 && c.running == 0 {
 			if !c.inited {
 				c.inited = true
 				close(c.initDone)
@@ -406,13 +422,7 @@ func (c *Cache) loop() {
 				}
 			}
 		}
-		var t task
-		have := len(c.tasks) > 0
-		if have {
-			t = c.tasks[0]
-			c.tasks = c.tasks[1:]
-			delete(c.queued, t)
-		}
+		t, have := c.nextLocked()
 		c.mu.Unlock()
 		for _, m := range markers {
 			c.mark(m) // not under c.mu: delivery takes c.mu under c.dmu
@@ -426,24 +436,62 @@ func (c *Cache) loop() {
 			}
 		}
 		if c.ctx.Err() != nil {
+			c.done(t)
 			return
 		}
-		var err error
-		switch t.kind {
-		case readData:
-			err = c.readData(t.path)
-		case readKids:
-			err = c.readKids(t.path)
-		}
-		switch {
-		case errors.Is(err, zk.ErrNoAuth):
-			// Not ours to read: left out of the cache, as a filter would
-			// (retrying would never load; Curator reports it and goes on).
-			c.client.Logger().Warn("cache: a node we may not read is left out", "path", t.path)
-		case err != nil && c.ctx.Err() == nil:
-			c.retry(t)
-		}
+		c.wg.Add(1)
+		go c.run(t)
 	}
+}
+
+// nextLocked takes the first queued task whose path has no read in
+// flight, if fewer than maxReads are.
+func (c *Cache) nextLocked() (task, bool) {
+	if c.running >= maxReads {
+		return task{}, false
+	}
+	for i, t := range c.tasks {
+		if c.busy[t.path] {
+			continue
+		}
+		c.tasks = append(c.tasks[:i:i], c.tasks[i+1:]...)
+		delete(c.queued, t)
+		c.busy[t.path] = true
+		c.running++
+		return t, true
+	}
+	return task{}, false
+}
+
+// done ends t's run: its path is free again, and the loop may start
+// another read.
+func (c *Cache) done(t task) {
+	c.mu.Lock()
+	delete(c.busy, t.path)
+	c.running--
+	c.wakeLocked()
+	c.mu.Unlock()
+}
+
+// run reads for t, on a goroutine of its own.
+func (c *Cache) run(t task) {
+	defer c.wg.Done()
+	var err error
+	switch t.kind {
+	case readData:
+		err = c.readData(t.path)
+	case readKids:
+		err = c.readKids(t.path)
+	}
+	switch {
+	case errors.Is(err, zk.ErrNoAuth):
+		// Not ours to read: left out of the cache, as a filter would
+		// (retrying would never load; Curator reports it and goes on).
+		c.client.Logger().Warn("cache: a node we may not read is left out", "path", t.path)
+	case err != nil && c.ctx.Err() == nil:
+		c.retry(t) // counted as retrying before the read counts as done
+	}
+	c.done(t)
 }
 
 // retry runs t again after a pause: the framework's retry loop gave up
@@ -526,7 +574,7 @@ func (c *Cache) readData(path string) error {
 	if !stale {
 		e.node = Node{Path: path, Data: data, Stat: *st}
 	}
-	a := &armed{w, make(chan struct{})}
+	a := &armed{w}
 	e.dataW = a
 	descend := (c.o.maxDepth < 0 || c.depth(path) < c.o.maxDepth) && e.kidsW == nil
 	if descend {
@@ -606,7 +654,7 @@ func (c *Cache) readKids(path string) error {
 		w.Stop()
 		return nil
 	}
-	a := &armed{w, make(chan struct{})}
+	a := &armed{w}
 	e.kidsW = a
 	if st.Czxid == e.node.Stat.Czxid && st.Mzxid == e.node.Stat.Mzxid && st.Pzxid >= e.node.Stat.Pzxid {
 		e.node.Stat = *st // the children's side of the stat, fresh (no event)
@@ -637,42 +685,38 @@ func (c *Cache) readKids(path string) error {
 	return nil
 }
 
-// watch waits for w's event on a goroutine of the cache and queues the
-// read it calls for: the node's data (changed, deleted, or made again),
-// its children; a watch ended by a session loss rebuilds.
+// watch arranges for a's event to queue the read it calls for: the
+// node's data (changed, deleted, or made again), its children; a watch
+// ended by a session loss rebuilds.
 func (c *Cache) watch(a *armed, path string, kind taskKind) {
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		var ev framework.Event
-		select {
-		case ev = <-a.w.C():
-		case <-a.quit:
-			return // stopped (its node removed), a.w stopped with it
-		case <-c.ctx.Done():
-			a.w.Stop()
-			return
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		e := c.nodes[path]
-		if e != nil {
-			if kind == readData && e.dataW == a {
-				e.dataW = nil
-			}
-			if kind == readKids && e.kidsW == a {
-				e.kidsW = nil
-			}
-		}
-		if c.closed || ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, curator.ErrSessionLost) {
-			return // the cache or the client closed
-		}
-		// A node event, or the session lost: read it again (in the new
-		// session; the rebuild, counted by onState, reads it too).
-		if e != nil {
-			c.enqueueLocked(task{path, kind})
-		}
-	}()
+	a.w.AfterFunc(func(ev framework.Event) { c.fired(a, path, kind, ev) })
+}
+
+// fired handles a's event (on the framework's goroutine: it only queues).
+func (c *Cache) fired(a *armed, path string, kind taskKind, ev framework.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	e := c.nodes[path]
+	if e == nil {
+		return // removed (its watches stopped; this one fired meanwhile)
+	}
+	switch {
+	case kind == readData && e.dataW == a:
+		e.dataW = nil
+	case kind == readKids && e.kidsW == a:
+		e.kidsW = nil
+	default:
+		return // stopped or replaced meanwhile
+	}
+	if ev.Type == framework.EventNotWatching && !errors.Is(ev.Err, curator.ErrSessionLost) {
+		return // the client closed
+	}
+	// A node event, or the session lost: read it again (in the new
+	// session; the rebuild, counted by onState, reads it too).
+	c.enqueueLocked(task{path, kind})
 }
 
 // remove drops path and everything cached below it (deepest first).
