@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -454,7 +455,12 @@ func (c *Cache) nextLocked() (task, bool) {
 		if c.busy[t.path] {
 			continue
 		}
-		c.tasks = append(c.tasks[:i:i], c.tasks[i+1:]...)
+		if i == 0 {
+			c.tasks[0] = task{}
+			c.tasks = c.tasks[1:]
+		} else {
+			c.tasks = slices.Delete(c.tasks, i, i+1)
+		}
 		delete(c.queued, t)
 		c.busy[t.path] = true
 		c.running++
