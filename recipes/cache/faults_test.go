@@ -356,7 +356,10 @@ func TestCacheRebuiltWithNoWatchArmed(t *testing.T) {
 	cache.SetRetryHook(cc, func(string) {
 		once.Do(func() {
 			close(retrying)
-			<-release
+			select { // held until released, or the test ends (a failure, not a hang in Close)
+			case <-release:
+			case <-ctx.Done():
+			}
 		})
 	})
 	cc.AddListener(k.on)
