@@ -101,6 +101,7 @@ func TestCurator(t *testing.T) {
 		{"LeaderLatchMixed", testLeaderLatchMixed},
 		{"LeaderLatchExpiry", testLeaderLatchExpiry},
 		{"LeaderSelectorMixed", testLeaderSelectorMixed},
+		{"GroupMember", testGroupMember},
 		{"Discovery", testDiscovery},
 		{"DiscoveryExpiry", testDiscoveryExpiry},
 		{"CacheCuratorTree", testCacheCuratorTree},
@@ -140,7 +141,7 @@ func setup(t testing.TB) *env {
 	compileCP := strings.Join(jars[:len(compileJars)], ":")
 	out, err := exec.Command(javac, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
 		"-d", classes, "-cp", compileCP, filepath.Join("testdata", "CuratorPeer.java"),
-		filepath.Join("testdata", "DiscoveryCommands.java")).CombinedOutput()
+		filepath.Join("testdata", "DiscoveryCommands.java"), filepath.Join("testdata", "NodesCommands.java")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("javac testdata/CuratorPeer.java against Curator's jars: %v\n%s\n(are they Curator 5.4? %s)", err, out, installCurator)
 	}
