@@ -199,9 +199,13 @@ func New(client *framework.Client, path string, opts ...Option) (*Cache, error) 
 	return c, nil
 }
 
-// Start starts the cache and waits until its first full load is done
-// (EventInitialized), or ctx ends: then its error, and the cache goes on
-// loading. Starting twice is curator.ErrBusy; after Close curator.ErrClosed.
+// Start starts the cache and waits until its first full load is done, or
+// ctx ends: then its error, and the cache goes on loading. Once it
+// returns, Get and Snapshot see the whole load; its events (every node's,
+// then EventInitialized) may still be on their way to the listeners and
+// the Events channel, and a change made meanwhile coalesces with them (a
+// node's Created may carry its changed state). Starting twice is
+// curator.ErrBusy; after Close curator.ErrClosed.
 func (c *Cache) Start(ctx context.Context) error {
 	if ctx == nil {
 		return recipe.ErrNilContext

@@ -45,17 +45,17 @@ func ExampleCache() {
 	if _, err := client.Set(ctx, "/config/timeout", []byte("10s")); err != nil {
 		log.Fatal(err)
 	}
+	// Events tell the consumer how the cache moved since it last looked:
+	// created 5s, initialized, changed 5s -> 10s; or, if it looked only
+	// after the change, created 10s (a slow consumer's changes coalesce,
+	// the last state is never skipped).
 	for ev := range events {
-		switch ev.Type {
-		case cache.EventInitialized:
-			fmt.Println("loaded")
-		case cache.EventChanged:
-			fmt.Printf("%s: %s -> %s\n", ev.Path, ev.Old.Data, ev.New.Data)
+		if ev.New != nil && string(ev.New.Data) == "10s" {
+			fmt.Printf("%s is now %s\n", ev.Path, ev.New.Data)
 			return
 		}
 	}
 	// Output:
 	// timeout is 5s
-	// loaded
-	// /config/timeout: 5s -> 10s
+	// /config/timeout is now 10s
 }
