@@ -122,7 +122,7 @@ func writeServices(w io.Writer, reg *inspect.Registry, maxNodes int) {
 		}
 		writeRows(w, rows)
 	}
-	writeProblems(w, reg, maxNodes)
+	writeProblems(w, "permission denied: pass --auth; or no instance", reg.Unreadable, reg.Truncated, maxNodes)
 }
 
 // writeInstances prints the one service's instances.
@@ -151,19 +151,7 @@ func writeInstances(w io.Writer, reg *inspect.Registry, maxNodes int) {
 			}
 		}
 	}
-	writeProblems(w, reg, maxNodes)
-}
-
-func writeProblems(w io.Writer, reg *inspect.Registry, maxNodes int) {
-	if len(reg.Unreadable) > 0 {
-		fmt.Fprintf(w, "\nunreadable (permission denied: pass --auth; or no instance):\n")
-		for _, p := range reg.Unreadable {
-			fmt.Fprintf(w, "  %s: %s\n", p.Path, p.Error)
-		}
-	}
-	if reg.Truncated {
-		fmt.Fprintf(w, "\ntruncated: more than --max-nodes=%d nodes; what is beyond is not listed\n", maxNodes)
-	}
+	writeProblems(w, "permission denied: pass --auth; or no instance", reg.Unreadable, reg.Truncated, maxNodes)
 }
 
 // writeRows prints an aligned table, indented, without trailing blanks.

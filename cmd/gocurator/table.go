@@ -36,13 +36,19 @@ func writeTable(w io.Writer, s *inspect.Snapshot, maxNodes int, watching bool) {
 		fmt.Fprintln(w)
 		writeRecipe(w, r)
 	}
-	if len(s.Unreadable) > 0 {
-		fmt.Fprintf(w, "\nunreadable (permission denied; pass --auth):\n")
-		for _, p := range s.Unreadable {
+	writeProblems(w, "permission denied; pass --auth", s.Unreadable, s.Truncated, maxNodes)
+}
+
+// writeProblems lists the nodes that could not be read (why says why they
+// may be) and whether --max-nodes cut the walk.
+func writeProblems(w io.Writer, why string, unreadable []inspect.Problem, truncated bool, maxNodes int) {
+	if len(unreadable) > 0 {
+		fmt.Fprintf(w, "\nunreadable (%s):\n", why)
+		for _, p := range unreadable {
 			fmt.Fprintf(w, "  %s: %s\n", p.Path, p.Error)
 		}
 	}
-	if s.Truncated {
+	if truncated {
 		fmt.Fprintf(w, "\ntruncated: more than --max-nodes=%d nodes; what is beyond is not listed\n", maxNodes)
 	}
 }

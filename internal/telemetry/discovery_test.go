@@ -9,7 +9,6 @@ import (
 	"github.com/gocurator/curator/internal/telemetry"
 	"github.com/gocurator/curator/internal/telemetry/telemetrytest"
 	"github.com/gocurator/curator/internal/testenv"
-	"github.com/gocurator/curator/recipes/nodes"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -141,17 +140,7 @@ func TestDiscoveryRegistrationsRestored(t *testing.T) {
 	if err := d.Unregister(ctx, "one"); err != nil {
 		t.Fatal(err)
 	}
-	n, err := nodes.NewPersistentNode(c, node, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.WaitForInitialCreate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	persistentNode(t, ctx, c, node)
 	if err := other.Delete(ctx, node); err != nil {
 		t.Fatal(err)
 	}
