@@ -136,6 +136,7 @@ Every command takes:
 
 const exitStatuses = `
 exit status: 0 done; 1 failed (unreachable, no such path, permission denied,
-refused); 2 bad command line; 3 inspect listed what it could read, but some
-nodes were unreadable or --max-nodes cut the walk.
+refused); 2 bad command line; 3 inspect or services listed what it could
+read, but some nodes were unreadable (for services: or no instance) or
+--max-nodes cut the walk.
 `

@@ -33,7 +33,7 @@ const (
 	exitOK         = 0
 	exitFailure    = 1 // could not do it: unreachable, missing, denied, refused
 	exitUsage      = 2 // bad command line
-	exitIncomplete = 3 // inspect listed what it could, but not everything
+	exitIncomplete = 3 // inspect or services listed what it could, but not everything
 )
 
 // cli is one run of the command: its streams, so that every command

@@ -71,7 +71,11 @@ func (c *cli) services(conn *connFlags, base, name string, asJSON bool, maxNodes
 	defer client.Close()
 	ctx, cancel := conn.op(c.ctx)
 	defer cancel()
-	reg, err := inspect.ReadRegistry(ctx, inspect.FromClient(client), base, name, inspect.Options{MaxNodes: maxNodes})
+	opts := inspect.Options{MaxNodes: maxNodes}
+	if base == "/" && conn.namespace == "" && !strings.Contains(conn.connect, "/") {
+		opts.Skip = []string{"/zookeeper"} // the server's own nodes
+	}
+	reg, err := inspect.ReadRegistry(ctx, inspect.FromClient(client), base, name, opts)
 	if err != nil {
 		where := base
 		if name != "" && inspect.IsNotFound(err) {

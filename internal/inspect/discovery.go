@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gocurator/curator/discovery"
@@ -66,7 +67,7 @@ type Registry struct {
 // instances, or with name the service name alone. An error reading base
 // (or base/name) itself is returned: IsNotFound when it does not exist.
 // A node that cannot be read, or whose bytes are no instance, is listed in
-// Unreadable, not fatal.
+// Unreadable, not fatal; services at o.Skip's paths are left out.
 func ReadRegistry(ctx context.Context, src Source, base, name string, o Options) (*Registry, error) {
 	root, depth := base, 2
 	if name != "" {
@@ -84,6 +85,9 @@ func ReadRegistry(ctx context.Context, src Source, base, name string, o Options)
 		services = []*Znode{z}
 	}
 	for _, s := range services {
+		if slices.Contains(o.Skip, s.Path) {
+			continue // not a service: /zookeeper, the server's own
+		}
 		svc := Service{Name: s.Name, Path: s.Path, Instances: []Instance{}}
 		switch {
 		case s.Err != nil:

@@ -136,4 +136,18 @@ func TestReadRegistry(t *testing.T) {
 	if _, err := ReadRegistry(ctx, f, "/reg", "nope", Options{}); !IsNotFound(err) {
 		t.Errorf("a missing service: %v, want IsNotFound", err)
 	}
+
+	// A registry at the root: the server's own /zookeeper skipped.
+	f.add("/zookeeper/quota", "", 0, 0)
+	root, err := ReadRegistry(ctx, f, "/", "", Options{Skip: []string{"/zookeeper"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, s := range root.Services {
+		all = append(all, s.Name)
+	}
+	if !slices.Equal(all, []string{"reg"}) {
+		t.Errorf("services at the root: %v, want [reg]", all)
+	}
 }
