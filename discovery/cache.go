@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gocurator/curator/internal/recipe"
+	"github.com/gocurator/curator/internal/telemetry"
 	"github.com/gocurator/curator/recipes/cache"
 )
 
@@ -26,6 +27,7 @@ type Cache[T any] struct {
 	d    *Discovery[T]
 	name string
 	c    *cache.Cache
+	met  *telemetry.DiscoveryCache
 
 	mu        sync.Mutex
 	instances map[string]Instance[T] // by id
@@ -54,7 +56,7 @@ func (d *Discovery[T]) NewCache(name string) (*Cache[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &Cache[T]{d: d, name: name, c: c, instances: map[string]Instance[T]{},
+	sc := &Cache[T]{d: d, name: name, c: c, met: d.cacheMetrics(name), instances: map[string]Instance[T]{},
 		listeners: map[int]func(Event[T]){}, ready: make(chan struct{})}
 	sc.remove = c.AddListener(sc.event)
 	return sc, nil
@@ -119,7 +121,11 @@ func (sc *Cache[T]) AddListener(fn func(Event[T])) (remove func()) {
 
 // Close stops the cache; its instances stay readable. Closing twice is a
 // no-op.
-func (sc *Cache[T]) Close() error { return sc.c.Close() }
+func (sc *Cache[T]) Close() error {
+	err := sc.c.Close()
+	sc.met.Closed()
+	return err
+}
 
 // event turns a node event of the underlying cache into an instance event.
 func (sc *Cache[T]) event(e cache.Event) {
@@ -154,6 +160,7 @@ func (sc *Cache[T]) event(e cache.Event) {
 	} else {
 		delete(sc.instances, id)
 	}
+	sc.counted()
 	sc.mu.Unlock()
 	switch {
 	case ev.Old == nil && ev.New == nil:

@@ -51,6 +51,7 @@ type Discovery[T any] struct {
 type registration[T any] struct {
 	inst Instance[T]
 	node *nodes.PersistentNode
+	done func()        // ends the node's labelling as a registration (metrics.go)
 	made chan struct{} // closed once the first create is done (or failed)
 	err  error         // why it failed, set before made is closed
 }
@@ -113,12 +114,13 @@ func (d *Discovery[T]) Register(ctx context.Context, inst Instance[T]) (Instance
 	mode := map[ServiceType]framework.CreateMode{Dynamic: framework.ModeEphemeral,
 		DynamicSequential: framework.ModeEphemeralSequential,
 		Static:            framework.ModePersistent, Permanent: framework.ModePersistent}[inst.ServiceType]
-	node, err := nodes.NewPersistentNode(d.client, d.instancePath(inst.Name, inst.ID), data, nodes.WithMode(mode))
+	p := d.instancePath(inst.Name, inst.ID)
+	node, err := nodes.NewPersistentNode(d.client, p, data, nodes.WithMode(mode))
 	if err != nil {
 		d.mu.Unlock()
 		return inst, err
 	}
-	r := &registration[T]{inst: inst, node: node, made: make(chan struct{})}
+	r := &registration[T]{inst: inst, node: node, done: d.labelled(p, inst.Name), made: make(chan struct{})}
 	d.regs[inst.ID] = r
 	d.mu.Unlock()
 
@@ -135,7 +137,7 @@ func (d *Discovery[T]) Register(ctx context.Context, inst Instance[T]) (Instance
 			delete(d.regs, inst.ID)
 		}
 		d.mu.Unlock()
-		_ = node.Close()
+		_ = r.close()
 		return inst, fmt.Errorf("discovery %s: register %s/%s: %w", d.base, inst.Name, inst.ID, r.err)
 	}
 	return inst, nil
@@ -222,7 +224,14 @@ func (d *Discovery[T]) Unregister(ctx context.Context, id string) error {
 	}
 	delete(d.regs, id)
 	d.mu.Unlock()
-	return r.node.Close()
+	return r.close()
+}
+
+// close deletes the registration's node.
+func (r *registration[T]) close() error {
+	err := r.node.Close()
+	r.done()
+	return err
 }
 
 // Registered returns the instances registered here, by id (Curator's
@@ -346,7 +355,7 @@ func (d *Discovery[T]) Close() error {
 	d.mu.Unlock()
 	var errs []error
 	for _, r := range regs {
-		errs = append(errs, r.node.Close())
+		errs = append(errs, r.close())
 	}
 	return errors.Join(errs...)
 }

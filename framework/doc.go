@@ -148,7 +148,21 @@
 //   - curator.node.recreations (Int64Counter, {node}): a PersistentNode's
 //     node made again after it went (deleted by someone else, or gone with
 //     a lost session); its first create is none. A steady rate means
-//     something keeps deleting it.
+//     something keeps deleting it. The node of a service instance
+//     registered by discovery counts with curator.recipe = discovery and
+//     curator.discovery.service (its service's name) instead: a
+//     registration lost and restored.
+//
+// Service discovery's metric (scope github.com/gocurator/curator/discovery),
+// with curator.recipe = discovery, curator.discovery.service (the
+// service's name, always: a process watches a few services) and, with
+// WithPathAttributes, curator.path (the service's node):
+//
+//   - curator.discovery.instances (Int64UpDownCounter, {instance}):
+//     instances of a service held by started discovery Caches (a
+//     Provider's included; a node whose bytes are no instance is none);
+//     two caches of one service count each instance twice; a closed
+//     cache counts none.
 //
 // Spans, once a tracer provider is set:
 //

@@ -14,7 +14,11 @@ type command struct {
 	name  string
 	args  string // the positional arguments, for the usage line
 	nargs int
-	about string
+	// optional is how many more arguments may follow the nargs (services'
+	// NAME); names says they are names, not ZooKeeper paths.
+	optional int
+	names    bool
+	about    string
 	// setup declares the command's own flags and returns what runs it.
 	setup func(fs *flag.FlagSet) func(c *cli, conn *connFlags, args []string) int
 }
@@ -67,9 +71,13 @@ func (cmd *command) run(c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "run \"gocurator %s -h\" for help\n", cmd.name)
 		return exitUsage
 	}
-	if len(pos) != cmd.nargs {
-		fmt.Fprintf(c.stderr, "gocurator %s: want %d argument (%s), got %d %q\nrun \"gocurator %s -h\" for help\n",
-			cmd.name, cmd.nargs, cmd.args, len(pos), pos, cmd.name)
+	if len(pos) < cmd.nargs || len(pos) > cmd.nargs+cmd.optional {
+		want := fmt.Sprint(cmd.nargs)
+		if cmd.optional > 0 {
+			want = fmt.Sprintf("%d to %d", cmd.nargs, cmd.nargs+cmd.optional)
+		}
+		fmt.Fprintf(c.stderr, "gocurator %s: want %s argument (%s), got %d %q\nrun \"gocurator %s -h\" for help\n",
+			cmd.name, want, cmd.args, len(pos), pos, cmd.name)
 		return exitUsage
 	}
 	if err := conn.check(); err != nil {
@@ -77,7 +85,7 @@ func (cmd *command) run(c *cli, args []string) int {
 		return exitUsage
 	}
 	for _, p := range pos {
-		if !strings.HasPrefix(p, "/") {
+		if !cmd.names && !strings.HasPrefix(p, "/") {
 			fmt.Fprintf(c.stderr, "gocurator %s: %q is not a ZooKeeper path (it must start with /)\n", cmd.name, p)
 			return exitUsage
 		}
@@ -113,6 +121,7 @@ barriers, shared counts), recognised by their node layout.
 usage:
   gocurator inspect [--watch] [--json] PATH        list every recipe under PATH: holders, waiters, sessions, ages, tokens
   gocurator watch [--json] PATH                    print PATH's subtree's changes as they happen (a tail -f)
+  gocurator services [--base PATH] [--json] [NAME] list curator-x-discovery's services, or NAME's instances (Java's and Go's)
   gocurator revoke [--any] NODE                    ask the holder of a lock node to release it (Curator's Revoker)
   gocurator release --force [--yes] [--any] NODE   delete a stuck holder's node, after asking
   gocurator help [COMMAND]                         this, or a command's flags
@@ -127,6 +136,7 @@ Every command takes:
 
 const exitStatuses = `
 exit status: 0 done; 1 failed (unreachable, no such path, permission denied,
-refused); 2 bad command line; 3 inspect listed what it could read, but some
-nodes were unreadable or --max-nodes cut the walk.
+refused); 2 bad command line; 3 inspect or services listed what it could
+read, but some nodes were unreadable (for services: or no instance) or
+--max-nodes cut the walk.
 `

@@ -3,12 +3,14 @@
 // leader latches, barriers, shared counts), recognised by their node
 // layout, and lets an operator ask a stuck holder to let go (revoke) or
 // take its lock away (release --force); watch prints a subtree's changes
-// as they happen.
+// as they happen; services lists a curator-x-discovery registry's
+// services and their instances.
 //
 //	go install github.com/gocurator/curator/cmd/gocurator@latest
 //
 //	gocurator inspect [--watch] [--json] PATH
 //	gocurator watch [--json] [--max-depth N] [--no-data] [--summary] PATH
+//	gocurator services [--base PATH] [--json] [NAME]
 //	gocurator revoke [--any] NODE
 //	gocurator release --force [--yes] [--any] NODE
 //	gocurator help [COMMAND]
@@ -31,7 +33,7 @@ const (
 	exitOK         = 0
 	exitFailure    = 1 // could not do it: unreachable, missing, denied, refused
 	exitUsage      = 2 // bad command line
-	exitIncomplete = 3 // inspect listed what it could, but not everything
+	exitIncomplete = 3 // inspect or services listed what it could, but not everything
 )
 
 // cli is one run of the command: its streams, so that every command

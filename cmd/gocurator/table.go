@@ -36,13 +36,19 @@ func writeTable(w io.Writer, s *inspect.Snapshot, maxNodes int, watching bool) {
 		fmt.Fprintln(w)
 		writeRecipe(w, r)
 	}
-	if len(s.Unreadable) > 0 {
-		fmt.Fprintf(w, "\nunreadable (permission denied; pass --auth):\n")
-		for _, p := range s.Unreadable {
+	writeProblems(w, "permission denied; pass --auth", s.Unreadable, s.Truncated, maxNodes)
+}
+
+// writeProblems lists the nodes that could not be read (why says why they
+// may be) and whether --max-nodes cut the walk.
+func writeProblems(w io.Writer, why string, unreadable []inspect.Problem, truncated bool, maxNodes int) {
+	if len(unreadable) > 0 {
+		fmt.Fprintf(w, "\nunreadable (%s):\n", why)
+		for _, p := range unreadable {
 			fmt.Fprintf(w, "  %s: %s\n", p.Path, p.Error)
 		}
 	}
-	if s.Truncated {
+	if truncated {
 		fmt.Fprintf(w, "\ntruncated: more than --max-nodes=%d nodes; what is beyond is not listed\n", maxNodes)
 	}
 }
@@ -52,13 +58,14 @@ type row struct {
 	role  string
 	node  string // relative to the recipe's path
 	entry inspect.Entry
+	data  string // shown instead of the entry's data, if set
 }
 
 func writeRecipe(w io.Writer, r inspect.Recipe) {
 	head := r.Path + "  " + r.Label
 	var rows []row
 	add := func(role string, prefix string, e inspect.Entry) {
-		rows = append(rows, row{role, prefix + e.Name, e})
+		rows = append(rows, row{role: role, node: prefix + e.Name, entry: e})
 	}
 	queue := func(holder string, holders, waiters []inspect.Entry, prefix string) {
 		for _, e := range holders {
@@ -102,6 +109,11 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 		for _, e := range r.Members {
 			add(fmt.Sprintf("member %d", e.Position), "", e)
 		}
+	case inspect.KindService:
+		head += fmt.Sprintf("  (%d instances)", len(r.Instances))
+		for _, in := range r.Instances {
+			rows = append(rows, row{fmt.Sprintf("instance %d", in.Node.Position), in.Node.Name, in.Node, instanceSummary(in)})
+		}
 	case inspect.KindSharedCount:
 		head += fmt.Sprintf(" = %d", *r.Count)
 		add("node", "", *r.Node)
@@ -126,7 +138,10 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 	for _, rw := range rows {
 		e := rw.entry
 		d := data(e)
-		if r.Kind == inspect.KindGroup {
+		switch {
+		case rw.data != "":
+			d = rw.data
+		case r.Kind == inspect.KindGroup:
 			d = fmt.Sprintf("(%dB) %s", e.DataSize, d) // a member's payload: its size matters
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s (%d)", rw.role, rw.node, session(e), entryAge(e), d, e.TokenHex, e.Token)
@@ -136,11 +151,16 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	for _, l := range strings.SplitAfter(buf.String(), "\n") {
-		io.WriteString(w, strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
-	}
+	writeTrimmed(w, &buf)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+// writeTrimmed copies a tabwriter's output without its trailing blanks.
+func writeTrimmed(w io.Writer, buf *bytes.Buffer) {
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		io.WriteString(w, strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
 	}
 }
 
@@ -188,6 +208,11 @@ func data(e inspect.Entry) string {
 	if s == "" {
 		return "-"
 	}
+	return cut(s)
+}
+
+// cut cuts s to dataWidth characters.
+func cut(s string) string {
 	if utf8.RuneCountInString(s) > dataWidth {
 		r := []rune(s)
 		s = string(r[:dataWidth-1]) + "…"

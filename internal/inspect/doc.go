@@ -27,6 +27,13 @@
 //     lowest is the leader;
 //   - double barrier: members ("_c_<uuid>-member", Curator's bare UUIDs) and
 //     "ready";
+//   - service (curator-x-discovery's ServiceDiscovery, gocurator's
+//     discovery): every child a childless node whose data reads as a
+//     service instance (Curator's JSON) with the child's name as its id
+//     (or id and sequence, DYNAMIC_SEQUENTIAL); decided before the others,
+//     as instance ids are UUIDs by default (a double barrier's member
+//     names). ReadRegistry reads a registry's services whole (gocurator
+//     services);
 //   - shared count: a persistent leaf with 4 bytes of data;
 //   - barrier or plain node: any other leaf;
 //   - unknown: a node with ephemeral (or protected) children of no known

@@ -14,6 +14,7 @@ const (
 	KindDoubleBarrier Kind = "double-barrier"
 	KindSharedCount   Kind = "shared-count"
 	KindGroup         Kind = "group"
+	KindService       Kind = "service"
 	KindBarrier       Kind = "barrier-or-plain-node"
 	KindUnknown       Kind = "unknown"
 )
@@ -35,6 +36,8 @@ func (k Kind) Label() string {
 		return "shared count"
 	case KindGroup:
 		return "group (GroupMember)"
+	case KindService:
+		return "service (curator-x-discovery)"
 	case KindBarrier:
 		return "barrier or plain node"
 	}
@@ -43,12 +46,13 @@ func (k Kind) Label() string {
 
 // Roles of an Entry.
 const (
-	RoleHolder = "holder" // holds the lock (a latch's leader)
-	RoleWaiter = "waiter" // queued behind the holders
-	RoleLease  = "lease"  // a semaphore's lease node, granted or waiting
-	RoleMember = "member" // a double barrier's or a group's member
-	RoleNode   = "node"   // the recipe's own node (barrier, shared count)
-	RoleChild  = "child"  // a child of an unknown recipe
+	RoleHolder   = "holder"   // holds the lock (a latch's leader)
+	RoleWaiter   = "waiter"   // queued behind the holders
+	RoleLease    = "lease"    // a semaphore's lease node, granted or waiting
+	RoleMember   = "member"   // a double barrier's or a group's member
+	RoleNode     = "node"     // the recipe's own node (barrier, shared count)
+	RoleChild    = "child"    // a child of an unknown recipe
+	RoleInstance = "instance" // a service's instance (curator-x-discovery)
 )
 
 // Entry is one node of a recipe: a contender, a lease, a member, or the
@@ -116,6 +120,8 @@ type Recipe struct {
 	// Node is the recipe's own node, for a barrier or plain node and a
 	// shared count.
 	Node *Entry `json:"node,omitempty"`
+	// Instances of a service (curator-x-discovery), by node name.
+	Instances []Instance `json:"instances,omitempty"`
 	// Children of an unknown recipe, by name.
 	Children []Entry  `json:"children,omitempty"`
 	Notes    []string `json:"notes,omitempty"`

@@ -78,12 +78,49 @@ func (p *Provider) stateIns() *stateInstruments {
 // Cache is the telemetry of one cache; nil records nothing (its methods
 // are then no-ops).
 type Cache struct {
-	ins      *stateInstruments
-	base     *attrs
-	events   [numCacheEvents]*attrs
+	ins    *stateInstruments
+	base   *attrs
+	events [numCacheEvents]*attrs
+	size   level // curator.cache.size
+}
+
+// level is what one recipe adds to an up-down counter that sums a level
+// over recipes (a cache's size, its instances): moved by the difference
+// with what it recorded last, so that it is right even when recording
+// started after the recipe (an SDK installed later), and taken out for
+// good at close.
+type level struct {
+	c        metric.Int64UpDownCounter
+	set      *attrs
 	mu       sync.Mutex
-	recorded int64 // what this cache has added to curator.cache.size
+	recorded int64 // what this recipe has added
 	closed   bool
+}
+
+// to records that the level is n now. Called with every change (in the
+// order of the changes).
+func (l *level) to(n int) {
+	ctx := context.Background()
+	if !l.c.Enabled(ctx) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || int64(n) == l.recorded {
+		return
+	}
+	l.c.Add(ctx, int64(n)-l.recorded, l.set.add...)
+	l.recorded = int64(n)
+}
+
+// close takes what the recipe added out, for good.
+func (l *level) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed && l.recorded != 0 {
+		l.c.Add(context.Background(), -l.recorded, l.set.add...)
+	}
+	l.closed, l.recorded = true, 0
 }
 
 // Cache returns the telemetry of a cache of path (recorded only with path
@@ -96,7 +133,9 @@ func (p *Provider) Cache(path string) *Cache {
 	if p.paths {
 		kvs = append(kvs, KeyPath.String(path))
 	}
-	c := &Cache{ins: p.stateIns(), base: newAttrs(kvs...)}
+	ins := p.stateIns()
+	c := &Cache{ins: ins, base: newAttrs(kvs...)}
+	c.size = level{c: ins.size, set: c.base}
 	for e := range numCacheEvents {
 		c.events[e] = newAttrs(append(append([]attribute.KeyValue(nil), kvs...), KeyCacheEvent.String(e.String()))...)
 	}
@@ -104,37 +143,18 @@ func (p *Provider) Cache(path string) *Cache {
 }
 
 // Size records that the cache holds n nodes now. Called with every change
-// of its size (in the order of the changes): curator.cache.size moves by
-// the difference with what this cache recorded last, so that it is right
-// even when recording started after the cache (an SDK installed later).
+// of its size (in the order of the changes).
 func (c *Cache) Size(n int) {
-	if c == nil {
-		return
+	if c != nil {
+		c.size.to(n)
 	}
-	ctx := context.Background()
-	if !c.ins.size.Enabled(ctx) {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed || int64(n) == c.recorded {
-		return
-	}
-	c.ins.size.Add(ctx, int64(n)-c.recorded, c.base.add...)
-	c.recorded = int64(n)
 }
 
 // Closed takes the cache's nodes out of curator.cache.size, for good.
 func (c *Cache) Closed() {
-	if c == nil {
-		return
+	if c != nil {
+		c.size.close()
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.closed && c.recorded != 0 {
-		c.ins.size.Add(context.Background(), -c.recorded, c.base.add...)
-	}
-	c.closed, c.recorded = true, 0
 }
 
 // Event counts one delivered event of type e.
@@ -168,6 +188,10 @@ func (p *Provider) NodeRecreated(path string) {
 	ins := p.stateIns()
 	ctx := context.Background()
 	if !ins.recreations.Enabled(ctx) {
+		return
+	}
+	if l, ok := p.nodeLabels.Load(path); ok { // a discovery registration's (discovery.go)
+		ins.recreations.Add(ctx, 1, l.(*attrs).add...)
 		return
 	}
 	kv := KeyRecipe.String(RecipePersistentNode)

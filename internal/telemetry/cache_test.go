@@ -165,17 +165,7 @@ func TestPersistentNodeRecreations(t *testing.T) {
 	c := client(t, rig, px.Addr()+srv.Chroot(), framework.WithSessionTimeout(2*time.Second))
 	other := testenv.Client(t, srv.ConnectString())
 	base := path(t) + "/member"
-	n, err := nodes.NewPersistentNode(c, base, []byte("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.WaitForInitialCreate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	n := persistentNode(t, ctx, c, base)
 	node := recipe(telemetry.RecipePersistentNode)
 	if got := rig.Sum(t, recreations, node); got != 0 {
 		t.Fatalf("re-creations after the first create: %d", got)
@@ -198,6 +188,24 @@ func TestPersistentNodeRecreations(t *testing.T) {
 	if st := stat(t, other, n.Path()); st.EphemeralOwner == old.ID() || st.EphemeralOwner == 0 {
 		t.Errorf("after the expiry the node's owner is 0x%x (old session 0x%x)", st.EphemeralOwner, old.ID())
 	}
+}
+
+// persistentNode starts an ephemeral PersistentNode at path, closed at
+// cleanup, and waits for its first create.
+func persistentNode(t *testing.T, ctx context.Context, c *framework.Client, path string) *nodes.PersistentNode {
+	t.Helper()
+	n, err := nodes.NewPersistentNode(c, path, []byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.WaitForInitialCreate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func stat(t *testing.T, c *framework.Client, p string) *framework.Stat {

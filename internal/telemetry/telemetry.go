@@ -81,8 +81,13 @@ type Provider struct {
 		once sync.Once
 		ins  *stateInstruments
 	}
-	pathSets sync.Map // pathKey -> *recipeSets, with path attributes only
-	sets     sync.Map // string -> *attrs: session states, expiry sources
+	discovery struct { // discovery.go
+		once sync.Once
+		ins  metric.Int64UpDownCounter
+	}
+	nodeLabels sync.Map // node path -> *attrs: the PersistentNodes of other recipes (discovery.go)
+	pathSets   sync.Map // pathKey -> *recipeSets, with path attributes only
+	sets       sync.Map // string -> *attrs: session states, expiry sources
 }
 
 // New returns the telemetry of a client configured with cfg; it creates the
