@@ -38,6 +38,7 @@ type base[T any] struct {
 	quit    chan struct{} // closed by Close
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the consumer loop has returned
+	wake    chan struct{} // the lock of an item skipped was released: list again
 }
 
 func newBase[T any](client *framework.Client, queuePath string, ser Serializer[T], consume Consumer[T], k kind, allowed optionKind, opts []Option) (*base[T], error) {
@@ -47,7 +48,7 @@ func newBase[T any](client *framework.Client, queuePath string, ser Serializer[T
 	if ser == nil {
 		return nil, fmt.Errorf("%w: nil Serializer", curator.ErrInvalidArgument)
 	}
-	b := &base[T]{client: client, path: queuePath, ser: ser, consume: consume, kind: k, quit: make(chan struct{})}
+	b := &base[T]{client: client, path: queuePath, ser: ser, consume: consume, kind: k, quit: make(chan struct{}), wake: make(chan struct{}, 1)}
 	if err := b.o.apply(kindNames[k], allowed, opts); err != nil {
 		return nil, err
 	}
@@ -290,6 +291,7 @@ func (b *base[T]) run(ctx context.Context) {
 		case <-ctx.Done():
 		case <-changed:
 		case <-due:
+		case <-b.wake:
 		}
 		if timer != nil {
 			timer.Stop()
@@ -438,6 +440,7 @@ func (b *base[T]) lock(ctx context.Context, e entry) (context.Context, func(), b
 		s := b.client.Session()
 		ok, st, xerr := b.client.Exists(ctx, lockNode)
 		if xerr != nil || !ok || s == nil || st.EphemeralOwner != s.ID() {
+			b.watchLock(ctx, lockNode)
 			return nil, nil, false // another consumer's
 		}
 		n.Session, err = s, nil
@@ -462,6 +465,31 @@ func (b *base[T]) lock(ctx context.Context, e entry) (context.Context, func(), b
 			b.report(fmt.Errorf("queue %s: unlock %s: %w", b.path, lockNode, err))
 		}
 	}, true
+}
+
+// watchLock wakes the consumer loop once lockNode, another consumer's lock
+// of an item we skipped, is deleted: by that consumer (the item consumed,
+// or requeued) or by the server when its session ends (the item is ours to
+// take again). The queue's path may not change meanwhile, so its child
+// watch alone would leave the item there until the next put (Curator's
+// would: code reading).
+func (b *base[T]) watchLock(ctx context.Context, lockNode string) {
+	ok, _, w, err := b.client.ExistsW(ctx, lockNode)
+	if err != nil || !ok {
+		if w != nil {
+			w.Stop()
+		}
+		b.wakeUp()
+		return
+	}
+	w.AfterFunc(func(framework.Event) { b.wakeUp() })
+}
+
+func (b *base[T]) wakeUp() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
 }
 
 // consumeAll decodes an item node and hands each item to the consumer, in

@@ -6,8 +6,8 @@ import "github.com/gocurator/curator/framework"
 type metrics struct{}
 
 func newMetrics(*framework.Client, string) *metrics { return &metrics{} }
-func (m *metrics) put(int)                        {}
-func (m *metrics) depth(int)                      {}
-func (m *metrics) taken(*framework.Stat)          {}
-func (m *metrics) consumed()                      {}
-func (m *metrics) close()                         {}
+func (m *metrics) put(int)                          {}
+func (m *metrics) depth(int)                        {}
+func (m *metrics) taken(*framework.Stat)            {}
+func (m *metrics) consumed()                        {}
+func (m *metrics) close()                           {}

@@ -484,18 +484,30 @@ func TestBadInput(t *testing.T) {
 	path := queuePath(t)
 	nop := func(context.Context, string) error { return nil }
 	for name, f := range map[string]func() error{
-		"nil client":           func() error { _, err := queue.New(nil, path, queue.String{}, nop); return err },
-		"root path":            func() error { _, err := queue.New(c, "/", queue.String{}, nop); return err },
-		"relative path":        func() error { _, err := queue.NewSimple(c, "q"); return err },
-		"nil serializer":       func() error { _, err := queue.New[string](c, path, nil, nop); return err },
-		"error mode, no lock":  func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithErrorMode(queue.ErrorDelete)); return err },
-		"unknown error mode":   func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithLockPath(path+"l"), queue.WithErrorMode(9)); return err },
-		"lock path is queue":   func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithLockPath(path)); return err },
-		"bad lock path":        func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithLockPath("x")); return err },
-		"max items 0":          func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithMaxItems(0)); return err },
-		"concurrency 0":        func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithConcurrency(0)); return err },
-		"min refresh on Queue": func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithMinItemsBeforeRefresh(2)); return err },
-		"nil OnError":          func() error { _, err := queue.NewDelay(c, path, queue.String{}, nop, queue.WithOnError(nil)); return err },
+		"nil client":     func() error { _, err := queue.New(nil, path, queue.String{}, nop); return err },
+		"root path":      func() error { _, err := queue.New(c, "/", queue.String{}, nop); return err },
+		"relative path":  func() error { _, err := queue.NewSimple(c, "q"); return err },
+		"nil serializer": func() error { _, err := queue.New[string](c, path, nil, nop); return err },
+		"error mode, no lock": func() error {
+			_, err := queue.New(c, path, queue.String{}, nop, queue.WithErrorMode(queue.ErrorDelete))
+			return err
+		},
+		"unknown error mode": func() error {
+			_, err := queue.New(c, path, queue.String{}, nop, queue.WithLockPath(path+"l"), queue.WithErrorMode(9))
+			return err
+		},
+		"lock path is queue": func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithLockPath(path)); return err },
+		"bad lock path":      func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithLockPath("x")); return err },
+		"max items 0":        func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithMaxItems(0)); return err },
+		"concurrency 0":      func() error { _, err := queue.New(c, path, queue.String{}, nop, queue.WithConcurrency(0)); return err },
+		"min refresh on Queue": func() error {
+			_, err := queue.New(c, path, queue.String{}, nop, queue.WithMinItemsBeforeRefresh(2))
+			return err
+		},
+		"nil OnError": func() error {
+			_, err := queue.NewDelay(c, path, queue.String{}, nop, queue.WithOnError(nil))
+			return err
+		},
 	} {
 		if err := f(); !errors.Is(err, curator.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
