@@ -81,6 +81,10 @@ type Provider struct {
 		once sync.Once
 		ins  *stateInstruments
 	}
+	queue struct { // the queues' (queue.go)
+		once sync.Once
+		ins  *queueInstruments
+	}
 	pathSets sync.Map // pathKey -> *recipeSets, with path attributes only
 	sets     sync.Map // string -> *attrs: session states, expiry sources
 }

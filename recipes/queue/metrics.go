@@ -1,13 +1,26 @@
 package queue
 
-import "github.com/gocurator/curator/framework"
+import (
+	"time"
 
-// metrics is a queue's telemetry (stub until wired).
-type metrics struct{}
+	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/telemetry"
+)
 
-func newMetrics(*framework.Client, string) *metrics { return &metrics{} }
-func (m *metrics) put(int)                          {}
-func (m *metrics) depth(int)                        {}
-func (m *metrics) taken(*framework.Stat)            {}
-func (m *metrics) consumed()                        {}
-func (m *metrics) close()                           {}
+// The queue's metrics (framework's package documentation lists them):
+// curator.queue.depth (each consumer's last listing), curator.queue.oldest.age
+// (the age of each item taken: the oldest due one), curator.queue.items by
+// curator.queue.op (put, consumed).
+type metrics struct{ t *telemetry.Queue }
+
+func newMetrics(c *framework.Client, path string) *metrics {
+	return &metrics{telemetry.ForClient(c).Queue(path)}
+}
+
+func (m *metrics) put(n int)   { m.t.Put(n) }
+func (m *metrics) depth(n int) { m.t.Depth(n) }
+func (m *metrics) consumed()   { m.t.Consumed() }
+func (m *metrics) close()      { m.t.Closed() }
+func (m *metrics) taken(st *framework.Stat) {
+	m.t.Taken(time.Since(time.UnixMilli(st.Ctime)))
+}

@@ -93,7 +93,9 @@ func childMain() int {
 
 // isTrap tells the items whose first consumer is killed while it holds
 // them: two per producer.
-func isTrap(item string) bool { return strings.HasSuffix(item, "-10") || strings.HasSuffix(item, "-60") }
+func isTrap(item string) bool {
+	return strings.HasSuffix(item, "-10") || strings.HasSuffix(item, "-60")
+}
 
 // child is a running child process.
 type child struct {
@@ -108,12 +110,10 @@ type scene struct {
 	path    string
 	lock    string
 
-	mu        sync.Mutex
-	got       map[string]int // item -> times consumed
-	total     int            // "got" lines
-	errs      []string
-	delivered chan struct{} // a "got" line arrived
-	holds     chan *child   // consumers that hold a trap item
+	mu    sync.Mutex
+	got   map[string]int // item -> times consumed
+	errs  []string
+	holds chan *child // consumers that hold a trap item
 }
 
 func (s *scene) start(args string) *child {
@@ -139,11 +139,6 @@ func (s *scene) start(args string) *child {
 			switch {
 			case strings.HasPrefix(line, "got "):
 				s.got[strings.TrimPrefix(line, "got ")]++
-				s.total++
-				select {
-				case s.delivered <- struct{}{}:
-				default:
-				}
 			case strings.HasPrefix(line, "hold "):
 				s.holds <- ch
 			case line == "started":
@@ -164,12 +159,6 @@ func (s *scene) start(args string) *child {
 		s.t.Fatalf("child %q did not start", args)
 	}
 	return ch
-}
-
-func (s *scene) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
 }
 
 func (s *scene) kill(c *child) {
@@ -193,7 +182,7 @@ func deliveryUnderSIGKILL(t *testing.T, locked bool) {
 	const producers, consumers, perProducer, traps = 8, 8, 100, 16
 	c := newClient(t, testenv.Shared().ConnectString())
 	s := &scene{t: t, connect: testenv.Shared().ConnectString(), path: queuePath(t), lock: "-",
-		got: map[string]int{}, delivered: make(chan struct{}, 1), holds: make(chan *child, 64)}
+		got: map[string]int{}, holds: make(chan *child, 64)}
 	if locked {
 		s.lock = s.path + "-locks"
 	}
