@@ -85,6 +85,12 @@ var (
 	// recovered it, and the error carries the panic's value and stack
 	// (errors.As it into *leader.PanicError).
 	ErrPanic = errors.New("panicked")
+
+	// ErrCorrupt: data read from ZooKeeper is not in the format the recipe
+	// writes and reads (a queue item that is not in Curator's
+	// ItemSerializer format, a queue item its Serializer refuses). Nothing
+	// the caller passed is wrong; the node was written by something else.
+	ErrCorrupt = errors.New("corrupt data")
 )
 
 // invalidPath is ErrInvalidPath: a kind of ErrInvalidArgument.

@@ -164,6 +164,19 @@
 //     two caches of one service count each instance twice; a closed
 //     cache counts none.
 //
+// The queues' metrics (scope github.com/gocurator/curator/recipes/queue),
+// with curator.recipe = queue and, with WithPathAttributes, curator.path
+// (the queue's path):
+//
+//   - curator.queue.depth (Int64UpDownCounter, {item}): item nodes in the
+//     queues this process consumes, as each started consumer's last
+//     listing saw them; a closed queue counts none.
+//   - curator.queue.oldest.age (Float64Histogram, s): the age of each item
+//     a consumer takes (from its put), the oldest due item of its queue at
+//     that moment: a growing age means consumers fall behind.
+//   - curator.queue.items (Int64Counter, {item}): items put and consumed
+//     (curator.queue.op = put, consumed; a PutMulti counts each item).
+//
 // Spans, once a tracer provider is set:
 //
 //   - a CLIENT span per attempt of the retry loop, named after its

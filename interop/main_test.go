@@ -106,6 +106,10 @@ func TestCurator(t *testing.T) {
 		{"DiscoveryExpiry", testDiscoveryExpiry},
 		{"CacheCuratorTree", testCacheCuratorTree},
 		{"CacheSameAsCuratorCache", testCacheSameAsCuratorCache},
+		{"QueueJavaToGo", testQueueJavaToGo},
+		{"QueueGoToJava", testQueueGoToJava},
+		{"QueuePriorityDelay", testQueuePriorityDelay},
+		{"QueueIDAndSimple", testQueueIDAndSimple},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -141,7 +145,8 @@ func setup(t testing.TB) *env {
 	compileCP := strings.Join(jars[:len(compileJars)], ":")
 	out, err := exec.Command(javac, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
 		"-d", classes, "-cp", compileCP, filepath.Join("testdata", "CuratorPeer.java"),
-		filepath.Join("testdata", "DiscoveryCommands.java"), filepath.Join("testdata", "NodesCommands.java")).CombinedOutput()
+		filepath.Join("testdata", "DiscoveryCommands.java"), filepath.Join("testdata", "NodesCommands.java"),
+		filepath.Join("testdata", "QueueCommands.java")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("javac testdata/CuratorPeer.java against Curator's jars: %v\n%s\n(are they Curator 5.4? %s)", err, out, installCurator)
 	}

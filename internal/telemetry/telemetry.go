@@ -85,6 +85,10 @@ type Provider struct {
 		once sync.Once
 		ins  metric.Int64UpDownCounter
 	}
+	queue struct { // the queues' (queue.go)
+		once sync.Once
+		ins  *queueInstruments
+	}
 	nodeLabels sync.Map // node path -> *attrs: the PersistentNodes of other recipes (discovery.go)
 	pathSets   sync.Map // pathKey -> *recipeSets, with path attributes only
 	sets       sync.Map // string -> *attrs: session states, expiry sources

@@ -51,6 +51,7 @@
 //   bench-failover <connect> <path> <rounds>     -> ok <ms>,<ms>,...             leader's close to the next latch's isLeader
 //   disc-...                                     curator-x-discovery: see DiscoveryCommands.java
 //   group-...                                    GroupMember: see NodesCommands.java
+//   queue-...                                    Curator's queues: see QueueCommands.java
 //   quit                                         (closes the client and exits; so does end of input)
 //
 // Failures answer "error <exception>: <message>". Every command runs on the
@@ -561,6 +562,7 @@ public class CuratorPeer {
             default:
                 if (a[0].startsWith("disc-")) return DiscoveryCommands.run(client, a);
                 if (a[0].startsWith("group-")) return NodesCommands.run(client, a);
+                if (a[0].startsWith("queue-")) return QueueCommands.run(client, a);
                 return "error unknown command " + a[0];
         }
     }
