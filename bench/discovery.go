@@ -69,7 +69,9 @@ const cacheCallsPerRead = 1000
 const lagEndPrefix = "end-"
 
 // lagID is the id of discoverylag's registration seq, sent at sent.
-func lagID(seq, sent int64) string { return strconv.FormatInt(seq, 10) + "-" + strconv.FormatInt(sent, 10) }
+func lagID(seq, sent int64) string {
+	return strconv.FormatInt(seq, 10) + "-" + strconv.FormatInt(sent, 10)
+}
 
 // lagSent reads the send time in an id of lagID; false for another id
 // (the instances registered before the first run, the end marker).

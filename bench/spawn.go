@@ -25,7 +25,8 @@ type spawner struct {
 	self    string       // this executable
 	curator *curatorPeer // nil when unavailable
 	trees   cacheTrees   // the cache workloads' (cache.go)
-	disc    discoveryRegistry // the discovery workloads' (discovery.go)
+
+	disc discoveryRegistry // the discovery workloads' (discovery.go)
 }
 
 // ms and us give a duration as both peers parse it (Bench.java: ms or us).
