@@ -61,8 +61,9 @@ type config struct {
 	lagTime  time.Duration // cachelag, discoverylag: the timed part of the writing, after --warmup-time
 
 	// the discovery workloads (discovery.go)
-	instances int // instances of each service (a job's K)
-	discRate  int // discoverylag: registrations per second
+	instances int           // instances of each service (a job's K)
+	discRate  int           // discoverylag: registrations per second
+	callTime  time.Duration // discoveryquery: how long the calls of a cache (and of a provider) last
 
 	// a peer process
 	peer     string
@@ -98,9 +99,9 @@ var (
 // hour, 14m21s and 15m10s in a slower one; with the processes workload,
 // 17m23s-18m37s in a slow one), tiny the end-to-end test.
 var presets = map[string]map[string]string{
-	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m", "load-tree": "2x5x10", "lag-tree": "5x10", "lag-rate": "1000", "lag-time": "1s", "instances": "20", "disc-rate": "200"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "3s", "instances": "20", "disc-rate": "200"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "procs": "4", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "10s", "instances": "20", "disc-rate": "200"},
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m", "load-tree": "2x5x10", "lag-tree": "5x10", "lag-rate": "1000", "lag-time": "1s", "instances": "20", "disc-rate": "200", "call-time": "200ms"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "3s", "instances": "20", "disc-rate": "200", "call-time": "2s"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "procs": "4", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "10s", "instances": "20", "disc-rate": "200", "call-time": "5s"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -145,6 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.lagTime, "lag-time", 0, "cachelag, discoverylag: how long the writer's timed part lasts (after --warmup-time of writing not reported)")
 	fs.IntVar(&c.instances, "instances", 0, "discoveryquery, discoverylag: instances of the service (discoverylag: as many stay registered)")
 	fs.IntVar(&c.discRate, "disc-rate", 0, "discoverylag: registrations per second the writer makes (each followed by an unregistration)")
+	fs.DurationVar(&c.callTime, "call-time", 0, "discoveryquery: how long the calls of a cache, and then of a provider, last (after --warmup-time of calls not reported)")
 	fs.StringVar(&c.peer, "peer", "", "(internal) run as this peer")
 	fs.StringVar(&c.workload, "workload", "", "(internal) the peer's workload")
 	fs.IntVar(&c.clients, "clients", 0, "(internal) the peer's K or W")
@@ -201,8 +203,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, err
 		}
 	}
-	if c.lagRate < 1 || c.lagTime <= 0 || c.instances < 1 || c.discRate < 1 {
-		return nil, fmt.Errorf("--lag-rate, --lag-time, --instances and --disc-rate must be positive")
+	if c.lagRate < 1 || c.lagTime <= 0 || c.instances < 1 || c.discRate < 1 || c.callTime <= 0 {
+		return nil, fmt.Errorf("--lag-rate, --lag-time, --instances, --disc-rate and --call-time must be positive")
 	}
 	if c.check > 0 && c.checkHold <= 0 && c.hold <= 0 {
 		return nil, fmt.Errorf("--check-hold must be positive: a checking pass that does not hold checks nothing")

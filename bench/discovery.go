@@ -25,11 +25,14 @@ import (
 // (Discovery.Instances; Curator's queryForInstances), --ops calls after a
 // warm-up as the lock workloads' (at least --warmup calls and
 // --warmup-time); cache, the same list served by a started cache
-// (Cache.Instances; ServiceCache.getInstances), cacheCallsPerRead times as
-// many calls, after a warm-up of as many times --warmup and --warmup-time;
-// provider, one instance picked by a started provider, round-robin
-// (Provider.Instance; ServiceProvider.getInstance), as many calls. Every
-// call must see the N instances (the provider: one), or the run fails.
+// (Cache.Instances; ServiceCache.getInstances), as many calls as fit in
+// --call-time, after a warm-up of --warmup-time; provider, one instance
+// picked by a started provider, round-robin (Provider.Instance;
+// ServiceProvider.getInstance), the same. Every call must see the N
+// instances (the provider: one), or the run fails. The calls of a cache
+// last a fixed time, not a fixed count: one library's may be ten times
+// slower than the other's, and a count that gives the faster a timed part
+// long enough would keep the slower busy for minutes.
 //
 // discoverylag: the service has N instances when each run starts; the
 // harness's writer (a session of its own, the same for every peer)
@@ -57,11 +60,6 @@ const (
 var discoveryWorkloads = []string{discoveryQuery, discoveryLag}
 
 func isDiscoveryWorkload(w string) bool { return slices.Contains(discoveryWorkloads, w) }
-
-// cacheCallsPerRead: discoveryquery makes this many calls of a cache (and
-// of a provider) for each read from ZooKeeper (a call of a cache takes
-// microseconds, a read milliseconds: each loop lasts about as long).
-const cacheCallsPerRead = 1000
 
 // lagEndPrefix starts the id of discoverylag's end marker:
 // "end-CHANGES-FROM", the timed part's registrations and the send time
@@ -151,13 +149,12 @@ func discoveryQueryWL(c *config, lib library) *Result {
 	warm := timed(1, c.warmup, c.warmupTime, read)
 	t := timed(1, c.ops, 0, read)
 	r := result(c, lib, c.ops, t.wall, t.cpu, t.lat).warmedUp(warm)
-	r.CacheCalls = c.ops * cacheCallsPerRead
 
 	sc := must(d.cache(name, nil))
 	if err := sc.start(bg); err != nil {
 		fail("starting the cache: %v", err)
 	}
-	r.CachePerS = callRate(c, r.CacheCalls, func() error {
+	r.CacheCalls, r.CachePerS = callRate(c, func() error {
 		if got := sc.instances(); got != n {
 			return fmt.Errorf("the cache holds %d instances of %s, want %d", got, name, n)
 		}
@@ -167,7 +164,7 @@ func discoveryQueryWL(c *config, lib library) *Result {
 	if err := p.start(bg); err != nil {
 		fail("starting the provider: %v", err)
 	}
-	r.ProviderPerS = callRate(c, r.CacheCalls, func() error {
+	r.ProviderCalls, r.ProviderPerS = callRate(c, func() error {
 		if !p.instance() {
 			return fmt.Errorf("the provider of %s has no instance", name)
 		}
@@ -181,25 +178,31 @@ func discoveryQueryWL(c *config, lib library) *Result {
 	return r
 }
 
-// callRate makes calls calls of call, one at a time, after a warm-up of
-// at least cacheCallsPerRead times --warmup calls and --warmup-time, and
-// returns their rate per second. A call that fails fails the run.
-func callRate(c *config, calls int, call func() error) float64 {
-	loop := func(n int, minTime time.Duration) time.Duration {
+// callRate calls call, one call at a time, for --warmup-time (the
+// warm-up), then for --call-time, and returns how many calls that was and
+// their rate per second. A call that fails fails the run.
+func callRate(c *config, call func() error) (calls int, perS float64) {
+	loop := func(d time.Duration) (int, time.Duration) {
 		t0 := time.Now()
-		for i := 0; i < n || minTime > 0 && time.Since(t0) < minTime; i++ {
+		i := 0
+		for ; i == 0 || i%callsPerLook != 0 || time.Since(t0) < d; i++ {
 			if err := call(); err != nil {
 				fail("call %d: %v", i, err)
 			}
-			if i%1024 == 0 {
+			if i%callsPerLook == 0 {
 				progress.Add(1)
 			}
 		}
-		return time.Since(t0)
+		return i, time.Since(t0)
 	}
-	loop(c.warmup*cacheCallsPerRead, c.warmupTime)
-	return round3(float64(calls) / loop(calls, 0).Seconds())
+	loop(c.warmupTime)
+	n, wall := loop(c.callTime)
+	return n, round3(float64(n) / wall.Seconds())
 }
+
+// callsPerLook: callRate looks at the clock once per this many calls (a
+// look costs about as much as a call of a Java cache).
+const callsPerLook = 64
 
 // discoveryLagWL is discoverylag's peer process.
 func discoveryLagWL(c *config, lib library) *Result {
@@ -434,8 +437,8 @@ func discoveryLegend(c *config, jobs []job) string {
 	}
 	s := "discovery: gocurator's package discovery beside curator-x-discovery 5.4 (ServiceDiscovery, ServiceCache, ServiceProvider); gozk: n/a, not applicable (go-zookeeper has no service discovery); N instances of a service registered by the harness's own session; one session per process.\n"
 	if query {
-		s += fmt.Sprintf("discoveryquery: one caller; read: the N instances read from ZooKeeper at each call (Instances; queryForInstances: a listing, then N reads), %d calls; cache: the same list from a started cache (Cache.Instances; ServiceCache.getInstances), %d calls; provider: one instance from a started provider, round-robin (Provider.Instance; ServiceProvider.getInstance), %d calls; each after a warm-up of the same shape.\n",
-			c.ops, c.ops*cacheCallsPerRead, c.ops*cacheCallsPerRead)
+		s += fmt.Sprintf("discoveryquery: one caller; read: the N instances read from ZooKeeper at each call (Instances; queryForInstances: a listing, then N reads), %d calls; cache: the same list from a started cache (Cache.Instances; ServiceCache.getInstances), calls for %v; provider: one instance from a started provider, round-robin (Provider.Instance; ServiceProvider.getInstance), calls for %v; each after a warm-up of the same shape.\n",
+			c.ops, c.callTime, c.callTime)
 	}
 	if lag {
 		s += fmt.Sprintf("discoverylag: the harness's writer (one session, the same for every peer) registers %d instances/s, each followed by the unregistration of the oldest beyond N, %v unreported then %v, the send time (CLOCK_MONOTONIC) in each id; the lag is the arrival at the cache's listener (gocurator: its created event; Curator: the first cacheChanged whose getInstances has the id) minus that; %% registrations seen = instances seen / registered in the timed part (one registered and unregistered between two reads of a cache may never show: reported, not failed); each run ends once the cache holds the server's instances.\n",

@@ -30,8 +30,8 @@ func checkDiscoveryRun(t *testing.T, c *config, r *Result) {
 		if r.Ops != c.ops || !(r.OpsPerS > 0) || !(r.P50Ms > 0) || r.P99Ms < r.P50Ms {
 			t.Errorf("%s: %d reads (want %d) at %.1f/s, p50 %.3f ms, p99 %.3f ms", name, r.Ops, c.ops, r.OpsPerS, r.P50Ms, r.P99Ms)
 		}
-		if r.CacheCalls != c.ops*cacheCallsPerRead || !(r.CachePerS > 0) || !(r.ProviderPerS > 0) {
-			t.Errorf("%s: %d cache calls (want %d), cache %.1f/s, provider %.1f/s", name, r.CacheCalls, c.ops*cacheCallsPerRead, r.CachePerS, r.ProviderPerS)
+		if r.CacheCalls < callsPerLook || r.ProviderCalls < callsPerLook || !(r.CachePerS > 0) || !(r.ProviderPerS > 0) {
+			t.Errorf("%s: %d cache calls at %.1f/s, %d provider calls at %.1f/s", name, r.CacheCalls, r.CachePerS, r.ProviderCalls, r.ProviderPerS)
 		}
 		if r.WarmupOps < c.warmup || r.WarmupS < c.warmupTime.Seconds() {
 			t.Errorf("%s: warm-up of %d reads in %.3fs, want at least %d and %v", name, r.WarmupOps, r.WarmupS, c.warmup, c.warmupTime)

@@ -43,7 +43,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
 		"ensemble": c.ensemble, "server_jvm": c.serverJVM, "latency_us": c.latency.Microseconds(), "off": c.off,
 		"load_tree": c.loadTree, "lag_tree": c.lagTree, "lag_rate": c.lagRate, "lag_time_ms": c.lagTime.Milliseconds(),
-		"instances": c.instances, "disc_rate": c.discRate,
+		"instances": c.instances, "disc_rate": c.discRate, "call_time_ms": c.callTime.Milliseconds(),
 	}}
 	self, err := os.Executable()
 	if err != nil {

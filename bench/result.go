@@ -50,11 +50,12 @@ type Result struct {
 
 	// The discovery workloads (discovery.go). discoveryquery: Ops reads
 	// from ZooKeeper (OpsPerS, P50Ms, P99Ms theirs), then CacheCalls calls
-	// of a cache and as many of a provider. discoverylag: as cachelag, its
-	// changes registrations.
-	CacheCalls   int     `json:"cache_calls,omitempty"`
-	CachePerS    float64 `json:"cache_per_s,omitempty"`
-	ProviderPerS float64 `json:"provider_per_s,omitempty"`
+	// of a cache and ProviderCalls of a provider, --call-time each.
+	// discoverylag: as cachelag, its changes registrations.
+	CacheCalls    int     `json:"cache_calls,omitempty"`
+	CachePerS     float64 `json:"cache_per_s,omitempty"`
+	ProviderCalls int     `json:"provider_calls,omitempty"`
+	ProviderPerS  float64 `json:"provider_per_s,omitempty"`
 
 	// Filled in by the parent.
 	Round    int     `json:"round,omitempty"`

@@ -70,6 +70,8 @@ func (s *spawner) spawn(ctx context.Context, peer string, j job, round int, root
 		args = append(args, "--tree", s.c.loadTree)
 	case "cachelag":
 		args = append(args, "--tree", s.c.lagTree)
+	case discoveryQuery:
+		args = append(args, "--call-time", ms(s.c.callTime))
 	}
 	if j.variant != "" {
 		args = append(args, "--variant", j.variant)

@@ -35,7 +35,7 @@ import org.apache.zookeeper.KeeperException;
 public class Bench {
     static String workload = "", connect = "", root = "", gate = "", shared = "", variant = "", tree = "";
     static int clients = 1, n = 1000, ops = 1000, warmup = 100, check = 0;
-    static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000;
+    static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000, callNanos = 0;
 
     /**
      * The longest waits inside a workload, as in ../workloads.go and
@@ -70,6 +70,7 @@ public class Bench {
                 case "--shared": shared = v; break;
                 case "--variant": variant = v; break;
                 case "--tree": tree = v; break;
+                case "--call-time": callNanos = nanos(v); break;
                 default: usage("unknown flag " + args[i]);
             }
         }
@@ -230,7 +231,7 @@ public class Bench {
     /** the JSON line: the fields of ../result.go. */
     static final class Result {
         String impl = "curator";
-        int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps, changes, cacheCalls;
+        int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps, changes, cacheCalls, providerCalls;
         long violations, vmhwmKB, baseKB;
         double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS, warmupS, cachePerS, providerPerS;
 
@@ -268,7 +269,8 @@ public class Bench {
                     + ",\"max_holders\":" + maxHolders + ",\"limit\":" + limit + ",\"violations\":" + violations
                     + ",\"writes\":" + writes + ",\"warmup_ops\":" + warmupOps + ",\"warmup_s\":" + num(warmupS) + ",\"checked\":" + checked + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
                     + ",\"queue_s\":" + num(queueS) + ",\"watches_seen\":" + watchesSeen
-                    + ",\"cache_calls\":" + cacheCalls + ",\"cache_per_s\":" + num(cachePerS) + ",\"provider_per_s\":" + num(providerPerS) + ",\"exit\":0}";
+                    + ",\"cache_calls\":" + cacheCalls + ",\"cache_per_s\":" + num(cachePerS)
+                    + ",\"provider_calls\":" + providerCalls + ",\"provider_per_s\":" + num(providerPerS) + ",\"exit\":0}";
         }
     }
 }

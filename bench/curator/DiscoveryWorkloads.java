@@ -29,8 +29,8 @@ import org.apache.curator.x.discovery.details.ServiceCacheListener;
 
 @SuppressWarnings({"rawtypes", "unchecked"})
 final class DiscoveryWorkloads {
-    /** cacheCallsPerRead of ../discovery.go. */
-    static final int CALLS_PER_READ = 1000;
+    /** callsPerLook of ../discovery.go. */
+    static final int CALLS_PER_LOOK = 64;
 
     interface Call { void run(int i) throws Exception; }
 
@@ -56,19 +56,22 @@ final class DiscoveryWorkloads {
         Workloads.Timed warm = Workloads.timed(1, Bench.warmup, Bench.warmupNanos, read);
         Workloads.Timed t = Workloads.timed(1, Bench.ops, 0, read);
         Bench.Result r = new Bench.Result(Bench.ops, t.wall, t.cpu, t.lat).warmedUp(warm);
-        r.cacheCalls = Bench.ops * CALLS_PER_READ;
 
         ServiceCache<Map> sc = d.serviceCacheBuilder().name(name).build();
         sc.start();
-        r.cachePerS = callRate(r.cacheCalls, i -> {
+        double[] rate = callRate(i -> {
             int got = sc.getInstances().size();
             if (got != n) throw new IllegalStateException("the cache holds " + got + " instances of " + name + ", want " + n);
         });
+        r.cacheCalls = (int) rate[0];
+        r.cachePerS = rate[1];
         ServiceProvider<Map> p = d.serviceProviderBuilder().serviceName(name).build();
         p.start();
-        r.providerPerS = callRate(r.cacheCalls, i -> {
+        rate = callRate(i -> {
             if (p.getInstance() == null) throw new IllegalStateException("the provider of " + name + " has no instance");
         });
+        r.providerCalls = (int) rate[0];
+        r.providerPerS = rate[1];
         r.vmhwmKB = Bench.procStatus("VmHWM");
         p.close();
         sc.close();
@@ -77,19 +80,22 @@ final class DiscoveryWorkloads {
         return r;
     }
 
-    /** calls calls after a warm-up (CALLS_PER_READ x --warmup, and --warmup-time), as callRate in ../discovery.go: per second. */
-    static double callRate(int calls, Call call) throws Exception {
-        loop(Bench.warmup * CALLS_PER_READ, Bench.warmupNanos, call);
-        return calls / (loop(calls, 0, call) / 1e9);
+    /** calls for --warmup-time, then for --call-time, as callRate in ../discovery.go: {calls, per second}. */
+    static double[] callRate(Call call) throws Exception {
+        loop(Bench.warmupNanos, call);
+        long[] t = loop(Bench.callNanos, call);
+        return new double[] {t[0], t[0] / (t[1] / 1e9)};
     }
 
-    static long loop(int n, long minNanos, Call call) throws Exception {
+    /** calls for at least ns, looking at the clock every CALLS_PER_LOOK calls: {calls, ns}. */
+    static long[] loop(long ns, Call call) throws Exception {
         long t0 = System.nanoTime();
-        for (int i = 0; i < n || minNanos > 0 && System.nanoTime() - t0 < minNanos; i++) {
+        int i = 0;
+        for (; i == 0 || i % CALLS_PER_LOOK != 0 || System.nanoTime() - t0 < ns; i++) {
             call.run(i);
-            if ((i & 1023) == 0) Bench.progress.incrementAndGet();
+            if (i % CALLS_PER_LOOK == 0) Bench.progress.incrementAndGet();
         }
-        return System.nanoTime() - t0;
+        return new long[] {i, System.nanoTime() - t0};
     }
 
     /** the send time in an id SEQ-SENT of the writer's (lagID in ../discovery.go), -1 for another id. */
