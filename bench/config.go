@@ -94,7 +94,11 @@ var (
 // presets: quick is about 3 minutes on 2 cores (its warm-ups too short for
 // the JVM to settle), plus about 4 for the cache workloads (a quick run of
 // those alone took 4m15s at a load average of 7 to 13, gocurator's
-// 10,000-node loads 8-17 s each: see the Cache's figures), full the published figures (15-19 minutes on 2
+// 10,000-node loads 8-17 s each: see the Cache's figures), plus about 3
+// for the discovery workloads (3m48s alone at a load average of 10 to 17,
+// before --call-time bounded discoveryquery's calls of a cache: its
+// gocurator processes took 36 s each then, about 12 s now by the
+// preset's times), full the published figures (15-19 minutes on 2
 // cores: full runs with the server warm-up took 11m23s and 11m29s in one
 // hour, 14m21s and 15m10s in a slower one; with the processes workload,
 // 17m23s-18m37s in a slow one), tiny the end-to-end test.

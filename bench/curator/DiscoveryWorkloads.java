@@ -153,17 +153,7 @@ final class DiscoveryWorkloads {
         long from = Long.parseLong(m[2]);
         converge(c, sc, Bench.root + "/" + name);
         stopped.set(true);
-        long wall = System.nanoTime() - t0;
-        List<Long> lat = new ArrayList<>();
-        synchronized (samples) {
-            for (long[] x : samples) {
-                if (x[1] < 0) throw new IllegalStateException("an event " + (-x[1]) + " ns before its registration was sent: the clocks differ");
-                if (x[0] >= from) lat.add(x[1]);
-            }
-        }
-        long[] l = lat.stream().mapToLong(Long::longValue).toArray();
-        Bench.Result r = new Bench.Result(l.length, wall, 0, l);
-        r.changes = changes;
+        Bench.Result r = CacheWorkloads.lagResult(samples, from, System.nanoTime() - t0, changes);
         sc.close();
         d.close();
         c.close();
