@@ -76,7 +76,8 @@ func TestHarness(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore", "processes", "cpu processes",
-		"cacheload", "ms to initialized", "MB RSS growth", "cachelag", "ms lag p99", "% changes seen"} {
+		"cacheload", "ms to initialized", "MB RSS growth", "cachelag", "ms lag p99", "% changes seen",
+		"discoveryquery", "read ops/s", "cache ops/s", "provider ops/s", "discoverylag", "% registrations seen"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q", want)
 		}
@@ -211,6 +212,10 @@ func checkRun(t *testing.T, c *config, r *Result) {
 	t.Helper()
 	if isCacheWorkload(r.Workload) {
 		checkCacheRun(t, c, r)
+		return
+	}
+	if isDiscoveryWorkload(r.Workload) {
+		checkDiscoveryRun(t, c, r)
 		return
 	}
 	want := c.ops

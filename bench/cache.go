@@ -190,9 +190,7 @@ func cacheLagWL(c *config, lib library) *Result {
 		fail("starting the cache: %v", err)
 	}
 	<-initialized
-	if err := os.WriteFile(filepath.Join(c.gate, fmt.Sprintf("%s%d", gateReady, os.Getpid())), nil, 0o600); err != nil {
-		fail("ready file: %v", err)
-	}
+	signalReady(c.gate)
 	var changes int
 	var from int64
 	if _, err := fmt.Sscanf(<-ended, "end %d %d", &changes, &from); err != nil {
@@ -201,7 +199,27 @@ func cacheLagWL(c *config, lib library) *Result {
 	converge(c, cs, ch)
 	stopped.Store(true)
 	mu.Lock()
-	defer mu.Unlock()
+	lat := timedLags(samples, from)
+	mu.Unlock()
+	p50, p99 := latencies(lat)
+	r := &Result{Peer: c.peer, Impl: lib.impl(), Workload: c.workload, Clients: c.clients, Variant: c.variant,
+		Ops: len(lat), P50Ms: p50, P99Ms: p99, Changes: changes, VmHWMKB: procStatus("VmHWM")}
+	ch.close()
+	s.close()
+	return r
+}
+
+// signalReady tells the harness's writer that this peer is ready: a file
+// in the gate directory (waitReady).
+func signalReady(gate string) {
+	if err := os.WriteFile(filepath.Join(gate, fmt.Sprintf("%s%d", gateReady, os.Getpid())), nil, 0o600); err != nil {
+		fail("ready file: %v", err)
+	}
+}
+
+// timedLags are the lags of the samples of the changes sent from from on
+// (the timed part); a negative one fails the run.
+func timedLags(samples []lagSample, from int64) []time.Duration {
 	var lat []time.Duration
 	for _, x := range samples {
 		if x.lag < 0 {
@@ -211,12 +229,7 @@ func cacheLagWL(c *config, lib library) *Result {
 			lat = append(lat, time.Duration(x.lag))
 		}
 	}
-	p50, p99 := latencies(lat)
-	r := &Result{Peer: c.peer, Impl: lib.impl(), Workload: c.workload, Clients: c.clients, Variant: c.variant,
-		Ops: len(lat), P50Ms: p50, P99Ms: p99, Changes: changes, VmHWMKB: procStatus("VmHWM")}
-	ch.close()
-	s.close()
-	return r
+	return lat
 }
 
 // converge waits until the cache holds every node of the tree at c.root
@@ -298,7 +311,7 @@ func (s *spawner) prepareCache(ctx context.Context, jobs []job, root string, std
 	return h.close, nil
 }
 
-// writeStats is what cachelag's writer did in one run.
+// writeStats is what a paced writer (cachelag's, discoverylag's) did in one run.
 type writeStats struct {
 	changes int     // in the timed part
 	perS    float64 // their rate
@@ -307,29 +320,42 @@ type writeStats struct {
 
 // runCacheLag runs one cachelag peer process beside the writer.
 func (s *spawner) runCacheLag(ctx context.Context, peer string, j job, round int, z size) *Result {
-	failed := func(err error) *Result {
-		return &Result{Peer: peer, Workload: j.workload, Clients: j.clients, Variant: j.variant, Round: round, Exit: -1, Error: err.Error()}
+	if err := s.trees.writer.set(ctx, s.trees.lag+"/"+endNode, []byte("wait")); err != nil {
+		return failedRun(peer, j, round, fmt.Errorf("writer: %w", err))
 	}
-	gate, err := os.MkdirTemp("", "gocurator-bench-cachelag-")
+	return s.runWithWriter(ctx, peer, j, round, s.trees.lag, z, s.write)
+}
+
+// failedRun is the result of a run that failed before or beside its peer
+// process.
+func failedRun(peer string, j job, round int, err error) *Result {
+	return &Result{Peer: peer, Workload: j.workload, Clients: j.clients, Variant: j.variant, Round: round, Exit: -1, Error: err.Error()}
+}
+
+// runWithWriter runs one peer process (at root) beside a writer of the
+// harness's, write, which starts once the peer says it is ready (a file in
+// the gate directory, --gate) and ends early when its ctx does (the peer
+// process ended). A writer that fails ends the peer, which would wait for
+// ever, and fails the run.
+func (s *spawner) runWithWriter(ctx context.Context, peer string, j job, round int, root string, z size,
+	write func(ctx context.Context, gate string) writeStats) *Result {
+	gate, err := os.MkdirTemp("", "gocurator-bench-"+j.workload+"-")
 	if err != nil {
-		return failed(err)
+		return failedRun(peer, j, round, err)
 	}
 	defer os.RemoveAll(gate)
-	if err := s.trees.writer.set(ctx, s.trees.lag+"/"+endNode, []byte("wait")); err != nil {
-		return failed(fmt.Errorf("writer: %w", err))
-	}
 	wctx, cancel := context.WithCancel(ctx)
-	pctx, kill := context.WithCancel(ctx) // a writer that failed ends the peer, which would wait for ever
+	pctx, kill := context.WithCancel(ctx)
 	defer kill()
 	var ws writeStats
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if ws = s.write(wctx, gate); ws.err != nil {
+		if ws = write(wctx, gate); ws.err != nil {
 			kill()
 		}
 	}()
-	r := s.spawn(pctx, peer, j, round, s.trees.lag, z, "--gate", gate)
+	r := s.spawn(pctx, peer, j, round, root, z, "--gate", gate)
 	cancel()
 	<-done
 	if ws.err != nil {
@@ -339,40 +365,74 @@ func (s *spawner) runCacheLag(ctx context.Context, peer string, j job, round int
 	return r
 }
 
-// write is cachelag's writer for one run: once the peer is ready (a file
-// in gate), --lag-rate changes per second for --warmup-time and then
-// --lag-time, then the end marker. Each change is due at its slot of the
-// schedule and sent by the first of writers goroutines free (sets on one
-// session pipeline: a set slower than the interval delays no other);
-// the timed part is every change sent from its first slot on. It ends
-// early when ctx does (the peer process ended).
+// write is cachelag's writer for one run (paced): each change sets a leaf
+// picked at random in a sequence that is the same for every run, its data
+// the send time; then the end marker.
 func (s *spawner) write(ctx context.Context, gate string) writeStats {
-	t := time.NewTicker(gatePoll)
-	defer t.Stop()
-	for ready := false; !ready; {
-		entries, _ := os.ReadDir(gate)
-		for _, e := range entries {
-			ready = ready || strings.HasPrefix(e.Name(), gateReady)
-		}
-		select {
-		case <-ctx.Done():
-			return writeStats{}
-		case <-t.C:
-		}
+	if !waitReady(ctx, gate) {
+		return writeStats{}
 	}
-	rate := float64(s.c.lagRate)
-	warm := int(s.c.warmupTime.Seconds() * rate)
-	total := warm + max(int(s.c.lagTime.Seconds()*rate), 1)
-	interval := time.Duration(float64(time.Second) / rate)
+	_, total := slots(s.c.lagRate, s.c.warmupTime, s.c.lagTime)
 	leaves := s.trees.lagLeaves
 	rng := rand.New(rand.NewSource(40)) // the same changes in every run
 	picks := make([]string, total)
 	for i := range picks {
 		picks[i] = leaves[rng.Intn(len(leaves))]
 	}
+	st, from := s.paced(ctx, s.c.lagRate, func(ctx context.Context, i int, sent int64) error {
+		return s.trees.writer.set(ctx, picks[i], strconv.AppendInt(nil, sent, 10))
+	})
+	if ctx.Err() != nil || st.err != nil {
+		return st
+	}
+	if err := s.trees.writer.set(ctx, s.trees.lag+"/"+endNode, fmt.Appendf(nil, "end %d %d", st.changes, from)); err != nil && ctx.Err() == nil {
+		st.err = err
+	}
+	return st
+}
+
+// waitReady waits until the peer is ready (a file in gate), false if ctx
+// ends first.
+func waitReady(ctx context.Context, gate string) bool {
+	t := time.NewTicker(gatePoll)
+	defer t.Stop()
+	for {
+		entries, _ := os.ReadDir(gate)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), gateReady) {
+				return true
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// slots is how many changes a paced writer makes at rate per second:
+// warm for --warmup-time (not reported), total with the timed part's
+// --lag-time (at least one).
+func slots(rate int, warmup, timed time.Duration) (warm, total int) {
+	warm = int(warmup.Seconds() * float64(rate))
+	return warm, warm + max(int(timed.Seconds()*float64(rate)), 1)
+}
+
+// paced makes the changes of a writer: change i is op(ctx, i, sent), due
+// at its slot of a schedule of rate per second for --warmup-time and then
+// --lag-time (slots), sent by the first of writers goroutines free (calls
+// on one session pipeline: a call slower than the interval delays no
+// other), sent its send time (monoNanos, taken just before the call). The
+// timed part is every change sent from its first slot on, from; the
+// stats count those. It ends early when ctx does (then zero stats) or an
+// op fails.
+func (s *spawner) paced(ctx context.Context, rate int, op func(ctx context.Context, i int, sent int64) error) (st writeStats, from int64) {
+	warm, total := slots(rate, s.c.warmupTime, s.c.lagTime)
+	interval := time.Duration(float64(time.Second) / float64(rate))
 	mono0 := monoNanos() // before t0: a change due at the timed part's first slot or later is sent at from or later
 	t0 := time.Now()
-	from := mono0 + int64(warm)*int64(interval) // the timed part's first slot
+	from = mono0 + int64(warm)*int64(interval) // the timed part's first slot
 	var next, timed atomic.Int64
 	var last atomic.Int64 // the latest end of a timed change, monoNanos
 	var wg sync.WaitGroup
@@ -387,7 +447,7 @@ func (s *spawner) write(ctx context.Context, gate string) writeStats {
 					time.Sleep(d)
 				}
 				sent := monoNanos()
-				if err := s.trees.writer.set(ctx, picks[i], strconv.AppendInt(nil, sent, 10)); err != nil {
+				if err := op(ctx, i, sent); err != nil {
 					if ctx.Err() == nil {
 						errOnce.Do(func() { werr = err })
 						next.Store(int64(total)) // the others stop too
@@ -405,19 +465,15 @@ func (s *spawner) write(ctx context.Context, gate string) writeStats {
 	wg.Wait()
 	switch {
 	case ctx.Err() != nil:
-		return writeStats{}
+		return writeStats{}, from
 	case werr != nil:
-		return writeStats{err: werr}
+		return writeStats{err: werr}, from
 	}
 	n := int(timed.Load())
-	st := writeStats{changes: n, perS: float64(n) / (float64(last.Load()-from) / 1e9)}
-	if err := s.trees.writer.set(ctx, s.trees.lag+"/"+endNode, fmt.Appendf(nil, "end %d %d", n, from)); err != nil && ctx.Err() == nil {
-		st.err = err
-	}
-	return st
+	return writeStats{changes: n, perS: float64(n) / (float64(last.Load()-from) / 1e9)}, from
 }
 
-// writers: the goroutines of cachelag's writer (a set waits for its reply,
+// writers: the goroutines of a paced writer (a set waits for its reply,
 // which on a loaded machine takes longer than the 1 ms between changes).
 const writers = 8
 

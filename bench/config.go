@@ -58,7 +58,12 @@ type config struct {
 	loadTree string        // cacheload's tree, fan-outs by level ("10x10x100")
 	lagTree  string        // cachelag's tree
 	lagRate  int           // cachelag: changes per second
-	lagTime  time.Duration // cachelag: the timed part of the writing, after --warmup-time
+	lagTime  time.Duration // cachelag, discoverylag: the timed part of the writing, after --warmup-time
+
+	// the discovery workloads (discovery.go)
+	instances int           // instances of each service (a job's K)
+	discRate  int           // discoverylag: registrations per second
+	callTime  time.Duration // discoveryquery: how long the calls of a cache (and of a provider) last
 
 	// a peer process
 	peer     string
@@ -83,20 +88,24 @@ var minStall = 2 * max(connectWait, watchWait)
 
 var (
 	allPeers     = []string{"gocurator", "gozk", "curator"}
-	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu", "cacheload", "cachelag"}
+	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu", "cacheload", "cachelag", discoveryQuery, discoveryLag}
 )
 
 // presets: quick is about 3 minutes on 2 cores (its warm-ups too short for
 // the JVM to settle), plus about 4 for the cache workloads (a quick run of
 // those alone took 4m15s at a load average of 7 to 13, gocurator's
-// 10,000-node loads 8-17 s each: see the Cache's figures), full the published figures (15-19 minutes on 2
+// 10,000-node loads 8-17 s each: see the Cache's figures), plus about 3
+// for the discovery workloads (3m48s alone at a load average of 10 to 17,
+// before --call-time bounded discoveryquery's calls of a cache: its
+// gocurator processes took 36 s each then, about 12 s now by the
+// preset's times), full the published figures (15-19 minutes on 2
 // cores: full runs with the server warm-up took 11m23s and 11m29s in one
 // hour, 14m21s and 15m10s in a slower one; with the processes workload,
 // 17m23s-18m37s in a slow one), tiny the end-to-end test.
 var presets = map[string]map[string]string{
-	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m", "load-tree": "2x5x10", "lag-tree": "5x10", "lag-rate": "1000", "lag-time": "1s"},
-	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "3s"},
-	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "procs": "4", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "10s"},
+	"tiny":  {"rounds": "1", "n": "20", "ops": "40", "k": "2,4", "procs": "2", "w": "10", "w-go": "30", "warmup": "5", "warmup-n": "5", "warmup-time": "0s", "check": "40", "server-warmup": "0", "server-jvm": "test", "timeout": "2m", "load-tree": "2x5x10", "lag-tree": "5x10", "lag-rate": "1000", "lag-time": "1s", "instances": "20", "disc-rate": "200", "call-time": "200ms"},
+	"quick": {"rounds": "3", "n": "200", "ops": "400", "k": "4,16", "procs": "4", "w": "200", "w-go": "2000", "warmup": "50", "warmup-n": "500", "warmup-time": "1s", "check": "200", "server-warmup": "100", "server-jvm": "production", "timeout": "3m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "3s", "instances": "20", "disc-rate": "200", "call-time": "2s"},
+	"full":  {"rounds": "3", "n": "1000", "ops": "2000", "k": "4,16", "procs": "4", "w": "1000", "w-go": "10000", "warmup": "500", "warmup-n": "10000", "warmup-time": "5s", "check": "300", "server-warmup": "500", "server-jvm": "production", "timeout": "10m", "load-tree": "10x10x100", "lag-tree": "10x30", "lag-rate": "1000", "lag-time": "10s", "instances": "20", "disc-rate": "200", "call-time": "5s"},
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -138,7 +147,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.loadTree, "load-tree", "", "cacheload: the tree the caches load, its fan-out at each level (10x10x100: 10 nodes, 10 under each, 100 under each of those)")
 	fs.StringVar(&c.lagTree, "lag-tree", "", "cachelag: the tree the writer changes (its leaves), fan-outs as --load-tree")
 	fs.IntVar(&c.lagRate, "lag-rate", 0, "cachelag: changes per second the writer makes")
-	fs.DurationVar(&c.lagTime, "lag-time", 0, "cachelag: how long the writer's timed part lasts (after --warmup-time of writing not reported)")
+	fs.DurationVar(&c.lagTime, "lag-time", 0, "cachelag, discoverylag: how long the writer's timed part lasts (after --warmup-time of writing not reported)")
+	fs.IntVar(&c.instances, "instances", 0, "discoveryquery, discoverylag: instances of the service (discoverylag: as many stay registered)")
+	fs.IntVar(&c.discRate, "disc-rate", 0, "discoverylag: registrations per second the writer makes (each followed by an unregistration)")
+	fs.DurationVar(&c.callTime, "call-time", 0, "discoveryquery: how long the calls of a cache, and then of a provider, last (after --warmup-time of calls not reported)")
 	fs.StringVar(&c.peer, "peer", "", "(internal) run as this peer")
 	fs.StringVar(&c.workload, "workload", "", "(internal) the peer's workload")
 	fs.IntVar(&c.clients, "clients", 0, "(internal) the peer's K or W")
@@ -195,8 +207,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, err
 		}
 	}
-	if c.lagRate < 1 || c.lagTime <= 0 {
-		return nil, fmt.Errorf("--lag-rate and --lag-time must be positive")
+	if c.lagRate < 1 || c.lagTime <= 0 || c.instances < 1 || c.discRate < 1 || c.callTime <= 0 {
+		return nil, fmt.Errorf("--lag-rate, --lag-time, --instances, --disc-rate and --call-time must be positive")
 	}
 	if c.check > 0 && c.checkHold <= 0 && c.hold <= 0 {
 		return nil, fmt.Errorf("--check-hold must be positive: a checking pass that does not hold checks nothing")

@@ -19,11 +19,13 @@ var curatorSources embed.FS
 
 const (
 	javaDir        = "/usr/share/java"
-	installCurator = "apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java zookeeper default-jdk-headless"
+	installCurator = "apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java zookeeper default-jdk-headless"
 )
 
 var curatorJars = []string{"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
-	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-simple.jar"}
+	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-simple.jar",
+	// the discovery workloads: curator-x-discovery and its Jackson
+	"curator-x-discovery.jar", "jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar"}
 
 // curatorPeer is the compiled Java peer.
 type curatorPeer struct {

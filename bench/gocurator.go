@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator"
+	"github.com/gocurator/curator/discovery"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/cache"
 	"github.com/gocurator/curator/recipes/locks"
@@ -112,6 +113,92 @@ func (c gocuratorCache) close()                          { c.c.Close() }
 func (c gocuratorCache) data(path string) ([]byte, bool) {
 	n, ok := c.c.Get(path)
 	return n.Data, ok
+}
+
+// benchPayload is the payload of the discovery workloads' instances (a
+// Java peer reads it as a Map).
+type benchPayload = map[string]string
+
+func (s gocuratorSession) discovery(base string) (serviceDiscovery, error) {
+	d, err := discovery.New[benchPayload](s.c, base)
+	if err != nil {
+		return nil, err
+	}
+	return gocuratorDiscovery{d: d, c: s.c, base: base}, nil
+}
+
+type gocuratorDiscovery struct {
+	d    *discovery.Discovery[benchPayload]
+	c    *framework.Client
+	base string
+}
+
+func (d gocuratorDiscovery) close() { d.d.Close() }
+
+func (d gocuratorDiscovery) instances(ctx context.Context, name string) (int, error) {
+	all, err := d.d.Instances(ctx, name)
+	return len(all), err
+}
+
+func (d gocuratorDiscovery) ids(ctx context.Context, name string) ([]string, error) {
+	kids, _, err := d.c.Children(ctx, d.base+"/"+name)
+	return kids, err
+}
+
+func (d gocuratorDiscovery) cache(name string, fn func(cacheEventKind, string)) (serviceCache, error) {
+	c, err := d.d.NewCache(name)
+	if err != nil {
+		return nil, err
+	}
+	if fn != nil {
+		c.AddListener(func(ev discovery.Event[benchPayload]) {
+			switch ev.Type {
+			case cache.EventCreated:
+				fn(cacheCreated, ev.ID)
+			case cache.EventDeleted:
+				fn(cacheDeleted, ev.ID)
+			case cache.EventInitialized:
+				fn(cacheInitialized, "")
+			}
+		})
+	}
+	return gocuratorServiceCache{c}, nil
+}
+
+func (d gocuratorDiscovery) provider(name string) (serviceProvider, error) {
+	p, err := d.d.NewProvider(name)
+	if err != nil {
+		return nil, err
+	}
+	return gocuratorProvider{p}, nil
+}
+
+type gocuratorServiceCache struct {
+	c *discovery.Cache[benchPayload]
+}
+
+func (c gocuratorServiceCache) start(ctx context.Context) error { return c.c.Start(ctx) }
+func (c gocuratorServiceCache) instances() int                  { return len(c.c.Instances()) }
+func (c gocuratorServiceCache) close()                          { c.c.Close() }
+
+func (c gocuratorServiceCache) ids() []string {
+	var ids []string
+	for _, in := range c.c.Instances() {
+		ids = append(ids, in.ID)
+	}
+	return ids
+}
+
+type gocuratorProvider struct {
+	p *discovery.Provider[benchPayload]
+}
+
+func (p gocuratorProvider) start(ctx context.Context) error { return p.p.Start(ctx) }
+func (p gocuratorProvider) close()                          { p.p.Close() }
+
+func (p gocuratorProvider) instance() bool {
+	_, ok := p.p.Instance()
+	return ok
 }
 
 // gocuratorMutex is any of our locks: a Mutex, a ReadLock, a WriteLock.
@@ -235,3 +322,33 @@ func checkChroot(ctx context.Context, connect string, timeout time.Duration) err
 	}
 	return nil
 }
+
+// harnessRegistry is the harness's registry of the discovery workloads'
+// instances, on its own session (discovery.go).
+type harnessRegistry struct {
+	d *discovery.Discovery[benchPayload]
+}
+
+func (h *harnessClient) registry(base string) (*harnessRegistry, error) {
+	d, err := discovery.New[benchPayload](h.c, base)
+	if err != nil {
+		return nil, err
+	}
+	return &harnessRegistry{d}, nil
+}
+
+// register registers a dynamic instance id of the service name (i makes
+// its address); it returns once its node is made.
+func (r *harnessRegistry) register(ctx context.Context, name, id string, i int) error {
+	_, err := r.d.Register(ctx, discovery.Instance[benchPayload]{Name: name, ID: id,
+		Address: fmt.Sprintf("10.0.%d.%d", i/250%250, i%250+1), Port: 8080,
+		Payload: benchPayload{"zone": fmt.Sprintf("z%d", i%3)}})
+	return err
+}
+
+func (r *harnessRegistry) unregister(ctx context.Context, id string) error {
+	return r.d.Unregister(ctx, id)
+}
+
+// close unregisters every instance.
+func (r *harnessRegistry) close() { r.d.Close() }

@@ -43,6 +43,7 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		"session_timeout_ms": c.session.Milliseconds(), "stall_ms": c.stall.Milliseconds(),
 		"ensemble": c.ensemble, "server_jvm": c.serverJVM, "latency_us": c.latency.Microseconds(), "off": c.off,
 		"load_tree": c.loadTree, "lag_tree": c.lagTree, "lag_rate": c.lagRate, "lag_time_ms": c.lagTime.Milliseconds(),
+		"instances": c.instances, "disc_rate": c.discRate, "call_time_ms": c.callTime.Milliseconds(),
 	}}
 	self, err := os.Executable()
 	if err != nil {
@@ -110,6 +111,13 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 		return nil, err
 	}
 	defer closeCache()
+	closeDisc, err := s.prepareDiscovery(ctx, jobs, root, stderr)
+	if ctx.Err() != nil {
+		return nil, errInterrupted
+	} else if err != nil {
+		return nil, err
+	}
+	defer closeDisc()
 	if err := warmServer(ctx, c, s, jobs, rep, root, stderr); err != nil {
 		return nil, err
 	}
@@ -210,6 +218,9 @@ func logResult(w io.Writer, rounds int, r *Result) {
 		fmt.Fprintf(w, "%s %d events of %d changes (%.0f/s)  lag p50 %.2f ms  p99 %.2f ms  %.0f MB  (%.1fs)\n",
 			what, r.Ops, r.Changes, r.ChangesPerS, r.P50Ms, r.P99Ms, float64(r.VmHWMKB)/1024, r.ProcessS)
 		return
+	case isDiscoveryWorkload(r.Workload):
+		fmt.Fprintf(w, "%s %s\n", what, discoveryLog(r))
+		return
 	}
 	fmt.Fprintf(w, "%s %9.1f/s  p50 %.2f ms  %.3f CPU ms/acq  %.0f MB  (%.1fs; warm-up %d in %.1fs)\n",
 		what, r.OpsPerS, r.P50Ms, r.CPUMsPerOp, float64(r.VmHWMKB)/1024, r.ProcessS, r.WarmupOps, r.WarmupS)
@@ -223,7 +234,7 @@ func legend(c *config, rep *report, jobs []job) string {
 	s += fmt.Sprintf("warm-up: every run first makes, unreported, at least %d acquisitions (uncontended: %d pairs) of its shape for at least %v, the same for every peer (the JVM compiles its hot code late).\n",
 		c.warmup, c.warmupN, c.warmupTime)
 	if c.serverWarmup > 0 {
-		s += fmt.Sprintf("server warm-up: before round 1, every job but the waiters' and cachelag's ran once per peer, unreported (its warm-up, then %d acquisitions), so that no round-1 figure pays for the server's JIT.\n", c.serverWarmup)
+		s += fmt.Sprintf("server warm-up: before round 1, every job but the waiters', cachelag's and discoverylag's ran once per peer, unreported (its warm-up, then %d acquisitions), so that no round-1 figure pays for the server's JIT.\n", c.serverWarmup)
 	}
 	if c.latency > 0 {
 		s += fmt.Sprintf("latency: every peer reaches the server through a relay that delivers each chunk of bytes %v after reading it, both ways (a round trip costs %v more than on loopback; bytes in flight together wait once, as on a wire).\n", c.latency, 2*c.latency)
@@ -235,6 +246,7 @@ func legend(c *config, rep *report, jobs []job) string {
 		s += "mutual exclusion: NOT checked (--check 0): the timed part's holder counts alone, at --hold 0, miss two holders at once.\n"
 	}
 	s += cacheLegend(c, jobs)
+	s += discoveryLegend(c, jobs)
 	s += targets(rep.Table)
 	for p, why := range rep.Unavailable {
 		s += fmt.Sprintf("%s: UNAVAILABLE: %s\n", p, why)
@@ -272,9 +284,9 @@ func warmServer(ctx context.Context, c *config, s *spawner, jobs []job, rep *rep
 		return nil
 	}
 	ops := c.serverWarmup
-	fmt.Fprintf(stderr, "# server warm-up: every job but the waiters' and cachelag's once per peer, its warm-up and %d acquisitions each, not reported\n", ops)
+	fmt.Fprintf(stderr, "# server warm-up: every job but the waiters', cachelag's and discoverylag's once per peer, its warm-up and %d acquisitions each, not reported\n", ops)
 	for _, j := range jobs {
-		if j.workload == "waiters" || j.workload == "cachelag" { // they warm up at length
+		if j.workload == "waiters" || j.workload == "cachelag" || j.workload == discoveryLag { // they warm up at length
 			continue
 		}
 		for _, p := range j.peers {

@@ -1,6 +1,7 @@
 // Command bench compares gocurator's lock recipes side by side with
-// go-zookeeper's zk.Lock and Apache Curator 5.4 (Java), and its Cache with
-// Curator's CuratorCache and TreeCache, on one ZooKeeper server,
+// go-zookeeper's zk.Lock and Apache Curator 5.4 (Java), its Cache with
+// Curator's CuratorCache and TreeCache, and its service discovery with
+// curator-x-discovery's, on one ZooKeeper server,
 // reproducibly from this repository alone:
 //
 //	go run ./bench [--mode quick|full] [--rounds 3] [--json FILE]   (make bench-peers: --mode full)
@@ -40,9 +41,12 @@ const usageText = `Runs the workloads uncontended, contended (K sessions), semap
 rwlock (90% reads), processes (K processes of one session each), waiters (W
 contenders on one session), cpu (CPU per acquisition), cacheload (a cache's
 first load of a 10,000-node tree: time and peak RSS) and cachelag (the lag of a
-cache's events under 1,000 changes/s: p50, p99) for the peers gocurator, gozk
-(go-zookeeper zk.Lock; no cache) and curator (Apache Curator 5.4, Java:
-CuratorCache and TreeCache), against one ZooKeeper server.
+cache's events under 1,000 changes/s: p50, p99), discoveryquery (a service's
+instances read from ZooKeeper, from a cache, from a provider: ops/s) and
+discoverylag (the lag from a registration to a discovery cache: p50, p99) for
+the peers gocurator, gozk (go-zookeeper zk.Lock; no cache, no discovery) and
+curator (Apache Curator 5.4, Java: CuratorCache and TreeCache,
+curator-x-discovery), against one ZooKeeper server.
 
 Exit status: 3 if a run broke mutual exclusion (or a bound), 1 if a run failed,
 130 if interrupted, else 0; a peer unavailable on this machine (no Java or

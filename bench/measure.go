@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,11 +53,27 @@ func stallGuard(d time.Duration, what func() string) {
 			if p := progress.Load(); p != last {
 				last, since = p, time.Now()
 			} else if time.Since(since) > d {
-				fmt.Fprintf(os.Stderr, "STALL: no progress for %v (%s)\n", d, what())
+				fmt.Fprintf(os.Stderr, "STALL: no progress for %v (%s)%s\n", d, what(), dumpGoroutines())
 				os.Exit(exitStall)
 			}
 		}
 	}()
+}
+
+// dumpGoroutines writes every goroutine's stack to a new file in the
+// temporary directory, for the post-mortem of a stall (a recipe that
+// hangs: the STALL line, in the run's error, names the file), and says
+// where; "" if it could not.
+func dumpGoroutines() string {
+	f, err := os.CreateTemp("", "gocurator-bench-stall-*.txt")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if err := pprof.Lookup("goroutine").WriteTo(f, 2); err != nil {
+		return ""
+	}
+	return "; goroutines in " + f.Name()
 }
 
 // Exit statuses of a peer process.

@@ -65,6 +65,10 @@ func peerMain(c *config, stdout io.Writer) int {
 		r = cacheLoadWL(c, lib)
 	case "cachelag":
 		r = cacheLagWL(c, lib)
+	case discoveryQuery:
+		r = discoveryQueryWL(c, lib)
+	case discoveryLag:
+		r = discoveryLagWL(c, lib)
 	default:
 		fmt.Fprintf(os.Stderr, "--workload %q: unknown\n", c.workload)
 		return exitUsage

@@ -28,6 +28,8 @@ func supports(peer, workload string) bool {
 		return peer != "gozk" // go-zookeeper has only zk.Lock
 	case "cacheload", "cachelag":
 		return peer != "gozk" // and no cache
+	case discoveryQuery, discoveryLag:
+		return peer != "gozk" // and no service discovery
 	}
 	return true
 }
@@ -101,6 +103,11 @@ func plan(c *config) []job {
 			for _, v := range variants {
 				addVariant(w, 1, false, v)
 			}
+		}
+	}
+	for _, w := range discoveryWorkloads { // "K": the service's instances
+		if want(w) {
+			add(w, c.instances, false)
 		}
 	}
 	return jobs

@@ -48,6 +48,15 @@ type Result struct {
 	Changes     int     `json:"changes,omitempty"`       // cachelag: changes the writer made in the timed part
 	ChangesPerS float64 `json:"changes_per_s,omitempty"` // cachelag: the writer's rate over the timed part (the harness's)
 
+	// The discovery workloads (discovery.go). discoveryquery: Ops reads
+	// from ZooKeeper (OpsPerS, P50Ms, P99Ms theirs), then CacheCalls calls
+	// of a cache and ProviderCalls of a provider, --call-time each.
+	// discoverylag: as cachelag, its changes registrations.
+	CacheCalls    int     `json:"cache_calls,omitempty"`
+	CachePerS     float64 `json:"cache_per_s,omitempty"`
+	ProviderCalls int     `json:"provider_calls,omitempty"`
+	ProviderPerS  float64 `json:"provider_per_s,omitempty"`
+
 	// Filled in by the parent.
 	Round    int     `json:"round,omitempty"`
 	Exit     int     `json:"exit"`

@@ -25,6 +25,8 @@ type spawner struct {
 	self    string       // this executable
 	curator *curatorPeer // nil when unavailable
 	trees   cacheTrees   // the cache workloads' (cache.go)
+
+	disc discoveryRegistry // the discovery workloads' (discovery.go)
 }
 
 // ms and us give a duration as both peers parse it (Bench.java: ms or us).
@@ -48,6 +50,10 @@ func (s *spawner) run(ctx context.Context, peer string, j job, round int, root s
 		return s.runCacheLag(ctx, peer, j, round, z)
 	case "cacheload":
 		root = s.trees.load // one tree for every run, made once
+	case discoveryLag:
+		return s.runDiscoveryLag(ctx, peer, j, round, z)
+	case discoveryQuery:
+		root = s.disc.base // one registry for every run
 	}
 	return s.spawn(ctx, peer, j, round, root, z, extra...)
 }
@@ -64,6 +70,8 @@ func (s *spawner) spawn(ctx context.Context, peer string, j job, round int, root
 		args = append(args, "--tree", s.c.loadTree)
 	case "cachelag":
 		args = append(args, "--tree", s.c.lagTree)
+	case discoveryQuery:
+		args = append(args, "--call-time", ms(s.c.callTime))
 	}
 	if j.variant != "" {
 		args = append(args, "--variant", j.variant)

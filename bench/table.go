@@ -44,6 +44,8 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 			param = "vs " + j.variant
 		case isCacheWorkload(j.workload):
 			param = "-"
+		case isDiscoveryWorkload(j.workload):
+			param = fmt.Sprintf("N=%d", j.clients)
 		}
 		add := func(label, unit string, value func(*Result) float64) {
 			r := row{Workload: label, Param: param, Unit: unit, Cells: map[string]*cell{}, Ratios: map[string]float64{}}
@@ -71,6 +73,8 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 			add("cachelag", "ms lag p50", func(r *Result) float64 { return r.P50Ms })
 			add("cachelag", unitLagP99, func(r *Result) float64 { return r.P99Ms })
 			add("cachelag", "% changes seen", func(r *Result) float64 { return 100 * float64(r.Ops) / float64(max(r.Changes, 1)) })
+		case isDiscoveryWorkload(j.workload):
+			discoveryRows(j.workload, add)
 		case slices.Contains(c.workloads, j.workload):
 			add(j.workload, "ops/s", func(r *Result) float64 { return r.OpsPerS })
 		}

@@ -13,7 +13,8 @@
 // The workloads are in Workloads.java and do what ../workloads.go,
 // ../rwlock.go and ../waiters.go do for the Go peers; the cache workloads
 // (CuratorCache or TreeCache, --variant) in CacheWorkloads.java, as
-// ../cache.go.
+// ../cache.go; the discovery workloads (curator-x-discovery) in
+// DiscoveryWorkloads.java, as ../discovery.go.
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -34,7 +35,7 @@ import org.apache.zookeeper.KeeperException;
 public class Bench {
     static String workload = "", connect = "", root = "", gate = "", shared = "", variant = "", tree = "";
     static int clients = 1, n = 1000, ops = 1000, warmup = 100, check = 0;
-    static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000;
+    static long holdNanos = 0, checkHoldNanos = 1_000_000, warmupNanos = 0, stallMs = 60000, sessionMs = 30000, callNanos = 0;
 
     /**
      * The longest waits inside a workload, as in ../workloads.go and
@@ -69,6 +70,7 @@ public class Bench {
                 case "--shared": shared = v; break;
                 case "--variant": variant = v; break;
                 case "--tree": tree = v; break;
+                case "--call-time": callNanos = nanos(v); break;
                 default: usage("unknown flag " + args[i]);
             }
         }
@@ -84,6 +86,8 @@ public class Bench {
                 case "waiters": r = Workloads.waiters(clients); break;
                 case "cacheload": r = CacheWorkloads.load(); break;
                 case "cachelag": r = CacheWorkloads.lag(); break;
+                case "discoveryquery": r = DiscoveryWorkloads.query(); break;
+                case "discoverylag": r = DiscoveryWorkloads.lag(); break;
                 default: usage("unknown workload " + workload); return;
             }
         } catch (Throwable e) {
@@ -227,9 +231,9 @@ public class Bench {
     /** the JSON line: the fields of ../result.go. */
     static final class Result {
         String impl = "curator";
-        int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps, changes;
+        int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps, changes, cacheCalls, providerCalls;
         long violations, vmhwmKB, baseKB;
-        double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS, warmupS;
+        double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS, warmupS, cachePerS, providerPerS;
 
         Result(int ops, long wallNanos, long cpuNanos, long[] lat) {
             this.ops = ops;
@@ -264,7 +268,9 @@ public class Bench {
                     + ",\"p50_ms\":" + num(p50Ms) + ",\"p99_ms\":" + num(p99Ms) + ",\"cpu_ms_per_op\":" + num(cpuMsPerOp)
                     + ",\"max_holders\":" + maxHolders + ",\"limit\":" + limit + ",\"violations\":" + violations
                     + ",\"writes\":" + writes + ",\"warmup_ops\":" + warmupOps + ",\"warmup_s\":" + num(warmupS) + ",\"checked\":" + checked + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
-                    + ",\"queue_s\":" + num(queueS) + ",\"watches_seen\":" + watchesSeen + ",\"exit\":0}";
+                    + ",\"queue_s\":" + num(queueS) + ",\"watches_seen\":" + watchesSeen
+                    + ",\"cache_calls\":" + cacheCalls + ",\"cache_per_s\":" + num(cachePerS)
+                    + ",\"provider_calls\":" + providerCalls + ",\"provider_per_s\":" + num(providerPerS) + ",\"exit\":0}";
         }
     }
 }

@@ -158,7 +158,18 @@ final class CacheWorkloads {
         long from = Long.parseLong(m[2]);
         converge(c, cache);
         stopped.set(true);
-        long wall = System.nanoTime() - t0;
+        Bench.Result r = lagResult(samples, from, System.nanoTime() - t0, changes);
+        cache.close();
+        c.close();
+        return r;
+    }
+
+    /**
+     * the result of a lag workload (cachelag, discoverylag): the lags of
+     * the samples ({sent, lag}) of the changes sent from from on (the timed
+     * part), as timedLags in ../cache.go; a negative one fails the run.
+     */
+    static Bench.Result lagResult(List<long[]> samples, long from, long wall, int changes) {
         List<Long> lat = new ArrayList<>();
         synchronized (samples) {
             for (long[] x : samples) {
@@ -169,8 +180,6 @@ final class CacheWorkloads {
         long[] l = lat.stream().mapToLong(Long::longValue).toArray();
         Bench.Result r = new Bench.Result(l.length, wall, 0, l);
         r.changes = changes;
-        cache.close();
-        c.close();
         return r;
     }
 
