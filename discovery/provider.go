@@ -143,9 +143,17 @@ func (d *Discovery[T]) NewProvider(name string, opts ...ProviderOption) (*Provid
 func (p *Provider[T]) Start(ctx context.Context) error { return p.cache.Start(ctx) }
 
 // Instance returns an instance per the strategy, false when none is usable
-// (Curator returns null).
+// (Curator returns null). With no filter, no instance down and none
+// disabled, it picks from the cache's shared snapshot without a copy.
 func (p *Provider[T]) Instance() (Instance[T], bool) {
-	all := p.All()
+	sn := p.cache.snapshot()
+	if len(p.filters) == 0 && sn.enabled && !p.down.any() {
+		if len(sn.all) == 0 {
+			return Instance[T]{}, false
+		}
+		return sn.all[p.strategy.Pick(sn.ids)], true
+	}
+	all := p.usable(sn)
 	if len(all) == 0 {
 		return Instance[T]{}, false
 	}
@@ -158,11 +166,13 @@ func (p *Provider[T]) Instance() (Instance[T], bool) {
 
 // All returns every usable instance (Curator's getAllInstances), sorted by
 // id: enabled, not down, and kept by every filter.
-func (p *Provider[T]) All() []Instance[T] {
+func (p *Provider[T]) All() []Instance[T] { return p.usable(p.cache.snapshot()) }
+
+func (p *Provider[T]) usable(sn *snapshot[T]) []Instance[T] {
 	now := time.Now()
 	var out []Instance[T]
 next:
-	for _, in := range p.cache.Instances() {
+	for _, in := range sn.all {
 		if in.Disabled || p.down.isDown(in.ID, now) {
 			continue
 		}
@@ -212,6 +222,15 @@ func (d *downPolicy) note(id string, now time.Time) {
 		d.errs[id] = e
 	}
 	e.count++
+}
+
+// any reports whether an error was noted within the policy's timeout
+// (then instances must be checked one by one).
+func (d *downPolicy) any() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.purge(time.Now())
+	return len(d.errs) > 0
 }
 
 func (d *downPolicy) isDown(id string, now time.Time) bool {
