@@ -81,6 +81,10 @@ type Provider struct {
 		once sync.Once
 		ins  *stateInstruments
 	}
+	atomic struct { // the atomic counters' (atomic.go)
+		once sync.Once
+		ins  *atomicInstruments
+	}
 	pathSets sync.Map // pathKey -> *recipeSets, with path attributes only
 	sets     sync.Map // string -> *attrs: session states, expiry sources
 }
