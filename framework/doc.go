@@ -150,6 +150,18 @@
 //     a lost session); its first create is none. A steady rate means
 //     something keeps deleting it.
 //
+// The atomic values' metrics (scope
+// github.com/gocurator/curator/recipes/atomic), with curator.recipe =
+// atomic and, with WithPathAttributes, curator.path (the value's path):
+//
+//   - curator.atomic.retries (Int64Counter, {retry}): compare-and-set
+//     writes tried again after another writer came first (a call's tries
+//     beyond its first, optimistic or promoted). A rate close to the
+//     operations' means a hot counter.
+//   - curator.atomic.promotions (Int64Counter, {promotion}): operations
+//     promoted to the lock (WithPromotedToLock) after their optimistic
+//     tries gave up.
+//
 // Spans, once a tracer provider is set:
 //
 //   - a CLIENT span per attempt of the retry loop, named after its
