@@ -50,6 +50,7 @@
 //   bench-election <connect> <path> <n> <rounds> -> ok <ms>,<ms>,...             n LeaderLatches on n clients: start to first leader
 //   bench-failover <connect> <path> <rounds>     -> ok <ms>,<ms>,...             leader's close to the next latch's isLeader
 //   disc-...                                     curator-x-discovery: see DiscoveryCommands.java
+//   ctr-...                                      recipes.atomic and recipes.shared: see CounterCommands.java
 //   quit                                         (closes the client and exits; so does end of input)
 //
 // Failures answer "error <exception>: <message>". Every command runs on the
@@ -559,6 +560,7 @@ public class CuratorPeer {
                 return benchFailover(a[1], a[2], Integer.parseInt(a[3]));
             default:
                 if (a[0].startsWith("disc-")) return DiscoveryCommands.run(client, a);
+                if (a[0].startsWith("ctr-")) return CounterCommands.run(client, a);
                 return "error unknown command " + a[0];
         }
     }
