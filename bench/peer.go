@@ -65,6 +65,8 @@ func peerMain(c *config, stdout io.Writer) int {
 		r = cacheLoadWL(c, lib)
 	case "cachelag":
 		r = cacheLagWL(c, lib)
+	case "atomic":
+		r = atomicWL(c, lib, c.clients, c.ops)
 	default:
 		fmt.Fprintf(os.Stderr, "--workload %q: unknown\n", c.workload)
 		return exitUsage

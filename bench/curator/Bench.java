@@ -84,6 +84,7 @@ public class Bench {
                 case "waiters": r = Workloads.waiters(clients); break;
                 case "cacheload": r = CacheWorkloads.load(); break;
                 case "cachelag": r = CacheWorkloads.lag(); break;
+                case "atomic": r = AtomicWorkloads.atomic(clients, ops); break;
                 default: usage("unknown workload " + workload); return;
             }
         } catch (Throwable e) {
