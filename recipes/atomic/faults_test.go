@@ -176,3 +176,39 @@ func TestIncrementsUnderFaults(t *testing.T) {
 		t.Error("no increment of unknown outcome: the held reply's increment was not seen")
 	}
 }
+
+// A counter object that wrote last writes its next increment over what
+// it wrote, without reading first (one round trip); once another writer
+// came between, that write loses on the version, the node is read, and
+// the increment lands on the other's value.
+func TestWritesOverItsLastWrite(t *testing.T) {
+	srv := testenv.Shared()
+	px := zktest.StartProxy(t, srv.Addr())
+	c := testenv.Client(t, px.Addr()+srv.Chroot())
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	path := atomicPath(t)
+	l := newLong(t, c, path, patient(t))
+	if _, err := l.Increment(ctx); err != nil { // creates the node
+		t.Fatal(err)
+	}
+	if _, err := l.Increment(ctx); err != nil { // reads, writes: known since
+		t.Fatal(err)
+	}
+	px.ResetCounts()
+	for i := range 5 {
+		if r, err := l.Increment(ctx); err != nil || r.PostValue != int64(3+i) || r.Stats.OptimisticTries != 1 {
+			t.Fatalf("Increment: %+v %v", r, err)
+		}
+	}
+	if gets, sets := px.Requests(zktest.OpGetData), px.Requests(zktest.OpSetData); gets != 0 || sets != 5 {
+		t.Fatalf("5 increments by the last writer: %d reads and %d writes, want 0 and 5", gets, sets)
+	}
+	other := newLong(t, testenv.Client(t, srv.ConnectString()), path)
+	if _, err := other.Add(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Increment(ctx)
+	if err != nil || r.PreValue != 107 || r.PostValue != 108 || r.Stats.OptimisticTries != 2 {
+		t.Fatalf("Increment after another writer: %+v %v, want 107 -> 108 in 2 tries", r, err)
+	}
+}

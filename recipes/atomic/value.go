@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -42,7 +43,10 @@ type Result[T any] struct {
 // concurrent writers never lose an update. TrySet is optimistic (read,
 // then write over the version read, again after a conflict as the retry
 // policy allows) and, with WithPromotedToLock, promoted to a lock once
-// the optimistic tries all lost. Long and Int are counters on it.
+// the optimistic tries all lost; its first try writes over the node as
+// this object last read or wrote it, if it knows it, without reading
+// first (see the package documentation). Long and Int are counters on
+// it.
 //
 // Unlike Curator, a write whose reply was lost (a connection loss, ctx
 // ending, a session expiring) is never sent again blindly: Curator's
@@ -63,6 +67,32 @@ type Value struct {
 	lockPolicy  retry.Policy
 	lockTimeout time.Duration
 	met         *telemetry.Atomic
+
+	mu   sync.Mutex
+	last *seen // the node as this object last read or wrote it; nil: unknown
+}
+
+// seen is the node's data and stat as last read or written here.
+type seen struct {
+	data []byte
+	st   framework.Stat
+}
+
+// remember keeps data and st as the node's latest known state.
+func (v *Value) remember(data []byte, st *framework.Stat) {
+	v.mu.Lock()
+	v.last = &seen{data: bytes.Clone(data), st: *st}
+	v.mu.Unlock()
+}
+
+// takeLast returns the node's last known state and forgets it, so that
+// one call at a time tries it.
+func (v *Value) takeLast() *seen {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	s := v.last
+	v.last = nil
+	return s
 }
 
 // NewValue returns the atomic value at path
@@ -109,6 +139,7 @@ func (v *Value) read(ctx context.Context) ([]byte, *framework.Stat, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("atomic: %w", err)
 	}
+	v.remember(data, st)
 	return data, st, nil
 }
 
@@ -180,7 +211,7 @@ func (v *Value) update(ctx context.Context, next func(prev []byte) ([]byte, erro
 		return res, recipe.ErrNilContext
 	}
 	start := time.Now()
-	err = v.loop(ctx, &res, next, v.policy, &res.Stats.OptimisticTries)
+	err = v.loop(ctx, &res, next, v.policy, &res.Stats.OptimisticTries, true)
 	res.Stats.OptimisticTime = time.Since(start)
 	if err != nil || res.Succeeded {
 		return res, err
@@ -207,7 +238,7 @@ func (v *Value) update(ctx context.Context, next func(prev []byte) ([]byte, erro
 			v.client.Logger().Warn("atomic: releasing the promoted lock", "path", v.mutex.Path(), "err", uerr)
 		}
 	}()
-	err = v.loop(ctx, &res, next, v.lockPolicy, &res.Stats.PromotedTries)
+	err = v.loop(ctx, &res, next, v.lockPolicy, &res.Stats.PromotedTries, false)
 	if err == nil && !res.Succeeded {
 		err = fmt.Errorf("atomic: %s: %d optimistic and %d promoted tries: %w", v.path,
 			res.Stats.OptimisticTries, res.Stats.PromotedTries, curator.ErrContention)
@@ -215,13 +246,49 @@ func (v *Value) update(ctx context.Context, next func(prev []byte) ([]byte, erro
 	return res, err
 }
 
+// tryLast is the first optimistic try when this object knows the node as
+// it last read or wrote it: the write over that, with no read first (one
+// round trip instead of two when no one else wrote since: a writer that
+// keeps winning, a counter with one writer at a time). Lost, it is a
+// conflict like any other. tried is false when nothing is known (or the
+// known data does not decode: the read tells). A node deleted and made
+// again that reached the same version in between would pass the version
+// check, as it would between Curator's read and write; it is logged (the
+// write's stat tells a new node).
+func (v *Value) tryLast(ctx context.Context, res *Result[[]byte], next func([]byte) ([]byte, error)) (ok, tried bool, err error) {
+	last := v.takeLast()
+	if last == nil {
+		return false, false, nil
+	}
+	data, err := next(last.data)
+	if err != nil {
+		return false, false, nil
+	}
+	res.PreValue = last.data
+	st, ok, err := v.setAtStat(ctx, &last.st, data)
+	if ok {
+		res.PostValue = bytes.Clone(data)
+		if st.Czxid != last.st.Czxid {
+			v.client.Logger().Warn("atomic: written over a node made again since it was read", "path", v.path)
+		}
+	}
+	return ok, true, err
+}
+
 // loop tries once, then again after each conflict while policy allows,
-// counting the tries in *tries.
-func (v *Value) loop(ctx context.Context, res *Result[[]byte], next func([]byte) ([]byte, error), policy retry.Policy, tries *int) error {
+// counting the tries in *tries; with fast, the first try writes over the
+// node as last known here, if known (tryLast).
+func (v *Value) loop(ctx context.Context, res *Result[[]byte], next func([]byte) ([]byte, error), policy retry.Policy, tries *int, fast bool) error {
 	start := time.Now()
 	for n := 0; ; n++ {
 		*tries++
-		ok, err := v.tryOnce(ctx, res, next)
+		ok, tried, err := false, false, error(nil)
+		if n == 0 && fast {
+			ok, tried, err = v.tryLast(ctx, res, next)
+		}
+		if !tried {
+			ok, err = v.tryOnce(ctx, res, next)
+		}
 		if err != nil || ok {
 			res.Succeeded = ok
 			return err
@@ -296,18 +363,25 @@ func (v *Value) unknown(err error) error {
 // someone else (other bytes one version on) it is a conflict; else it
 // may be ours, and the error says so (unknown).
 func (v *Value) setAt(ctx context.Context, st *framework.Stat, data []byte) (bool, error) {
+	_, ok, err := v.setAtStat(ctx, st, data)
+	return ok, err
+}
+
+// setAtStat is setAt that also returns the stat of the write.
+func (v *Value) setAtStat(ctx context.Context, st *framework.Stat, data []byte) (*framework.Stat, bool, error) {
 	for {
 		if writeHook != nil {
 			writeHook(v.path)
 		}
-		_, err := v.client.Set(ctx, v.path, data, framework.WithVersion(st.Version), framework.WithSendOnce())
+		nst, err := v.client.Set(ctx, v.path, data, framework.WithVersion(st.Version), framework.WithSendOnce())
 		switch {
 		case err == nil:
-			return true, nil
+			v.remember(data, nst)
+			return nst, true, nil
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
-			return false, nil
+			return nil, false, nil
 		case !unsure(err):
-			return false, fmt.Errorf("atomic: %w", err)
+			return nil, false, fmt.Errorf("atomic: %w", err)
 		}
 		rctx, cancel := resolveCtx(ctx)
 		now, st2, rerr := v.client.Get(rctx, v.path)
@@ -315,15 +389,15 @@ func (v *Value) setAt(ctx context.Context, st *framework.Stat, data []byte) (boo
 		if rerr == nil && st2.Czxid == st.Czxid {
 			if st2.Version == st.Version { // not applied, and never will be
 				if ctx.Err() != nil {
-					return false, fmt.Errorf("atomic: %s: %w", v.path, ctx.Err())
+					return nil, false, fmt.Errorf("atomic: %s: %w", v.path, ctx.Err())
 				}
 				continue
 			}
 			if st2.Version == st.Version+1 && !bytes.Equal(now, data) {
-				return false, nil // another writer's
+				return nil, false, nil // another writer's
 			}
 		}
-		return false, v.unknown(err)
+		return nil, false, v.unknown(err)
 	}
 }
 
