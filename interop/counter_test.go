@@ -11,11 +11,43 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
 	catomic "github.com/gocurator/curator/recipes/atomic"
 	"github.com/gocurator/curator/recipes/shared"
 	"github.com/gocurator/curator/retry"
 )
+
+// goIncrements starts, on 2 sessions of 2 goroutines each, each
+// increments of a Long made by newLong; wait waits for them and returns
+// how many succeeded and their promoted tries (any error fails the test).
+func goIncrements(t *testing.T, e *env, each int, newLong func(*framework.Client) (*catomic.Long, error)) (wait func() (succeeded, promoted int64)) {
+	ctx := testenv.Ctx(t, testTimeout)
+	var ok, prom atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		l, err := newLong(newClient(t, e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range each {
+					r, err := l.Increment(ctx)
+					if err != nil || !r.Succeeded {
+						t.Errorf("gocurator Increment: %+v %v", r, err)
+						return
+					}
+					ok.Add(1)
+					prom.Add(int64(r.Stats.PromotedTries))
+				}
+			}()
+		}
+	}
+	return func() (int64, int64) { wg.Wait(); return ok.Load(), prom.Load() }
+}
 
 // javaIncrements parses ctr-incr's answer.
 func javaIncrements(t *testing.T, answer string) (succeeded, failed, promoted int64) {
@@ -52,28 +84,9 @@ func testCounterBothSides(t *testing.T, e *env) {
 	ctx := testenv.Ctx(t, testTimeout)
 	java := e.startPeers(t, 2)
 	path := e.path(t) + "/counter"
-	var goOK atomic.Int64
-	var wg sync.WaitGroup
-	for range 2 {
-		l, err := catomic.NewLong(newClient(t, e), path, catomic.WithRetryPolicy(patientPolicy(t)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range each {
-					r, err := l.Increment(ctx)
-					if err != nil || !r.Succeeded {
-						t.Errorf("gocurator Increment: %+v %v", r, err)
-						return
-					}
-					goOK.Add(1)
-				}
-			}()
-		}
-	}
+	wait := goIncrements(t, e, each, func(c *framework.Client) (*catomic.Long, error) {
+		return catomic.NewLong(c, path, catomic.WithRetryPolicy(patientPolicy(t)))
+	})
 	answers := []<-chan string{}
 	for _, p := range java {
 		answers = append(answers, p.send(fmt.Sprintf("ctr-incr %s 2 %d", path, each)))
@@ -84,15 +97,15 @@ func testCounterBothSides(t *testing.T, e *env) {
 		javaOK += ok
 		javaFailed += failed
 	}
-	wg.Wait()
-	if goOK.Load() != 4*each {
-		t.Fatalf("gocurator: %d increments succeeded, want %d", goOK.Load(), 4*each)
+	goOK, _ := wait()
+	if goOK != 4*each {
+		t.Fatalf("gocurator: %d increments succeeded, want %d", goOK, 4*each)
 	}
 	got := java[0].must("ctr-long-get " + path)
-	want := goOK.Load() + javaOK
+	want := goOK + javaOK
 	if got != strconv.FormatInt(want, 10) {
 		t.Fatalf("Curator reads the counter as %s, want %d (gocurator %d + Curator %d; Curator's not applied: %d)",
-			got, want, goOK.Load(), javaOK, javaFailed)
+			got, want, goOK, javaOK, javaFailed)
 	}
 	l, err := catomic.NewLong(newClient(t, e), path)
 	if err != nil {
@@ -101,7 +114,7 @@ func testCounterBothSides(t *testing.T, e *env) {
 	if r, err := l.Get(ctx); err != nil || r.PreValue != want {
 		t.Fatalf("gocurator reads the counter as %d %v, want %d", r.PreValue, err, want)
 	}
-	t.Logf("counter %d: gocurator %d, Curator %d (+%d not applied)", want, goOK.Load(), javaOK, javaFailed)
+	t.Logf("counter %d: gocurator %d, Curator %d (+%d not applied)", want, goOK, javaOK, javaFailed)
 }
 
 // Promoted to one lock from both sides: Curator's PromotedToLock and
@@ -119,31 +132,11 @@ func testCounterPromoted(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var goOK, goPromoted atomic.Int64
-	var wg sync.WaitGroup
-	for range 2 {
-		l, err := catomic.NewLong(newClient(t, e), path, catomic.WithRetryPolicy(once),
+	wait := goIncrements(t, e, each, func(c *framework.Client) (*catomic.Long, error) {
+		return catomic.NewLong(c, path, catomic.WithRetryPolicy(once),
 			catomic.WithPromotedToLock(lockPath), catomic.WithPromotedRetryPolicy(patientPolicy(t)),
 			catomic.WithPromotedTimeout(time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range each {
-					r, err := l.Increment(ctx)
-					if err != nil || !r.Succeeded {
-						t.Errorf("gocurator Increment: %+v %v", r, err)
-						return
-					}
-					goOK.Add(1)
-					goPromoted.Add(int64(r.Stats.PromotedTries))
-				}
-			}()
-		}
-	}
+	})
 	answers := []<-chan string{}
 	for _, p := range java {
 		answers = append(answers, p.send(fmt.Sprintf("ctr-incr %s 2 %d %s", path, each, lockPath)))
@@ -153,15 +146,15 @@ func testCounterPromoted(t *testing.T, e *env) {
 		ok, failed, prom := javaIncrements(t, p.ok(answers[i], "ctr-incr promoted"))
 		javaOK, javaFailed, javaPromoted = javaOK+ok, javaFailed+failed, javaPromoted+prom
 	}
-	wg.Wait()
-	want := goOK.Load() + javaOK
+	goOK, goPromoted := wait()
+	want := goOK + javaOK
 	if got := java[0].must("ctr-long-get " + path); got != strconv.FormatInt(want, 10) {
-		t.Fatalf("counter %s, want %d (gocurator %d + Curator %d; Curator's not applied: %d)", got, want, goOK.Load(), javaOK, javaFailed)
+		t.Fatalf("counter %s, want %d (gocurator %d + Curator %d; Curator's not applied: %d)", got, want, goOK, javaOK, javaFailed)
 	}
 	t.Logf("counter %d: gocurator %d (%d promoted tries), Curator %d (%d promoted tries, %d not applied)",
-		want, goOK.Load(), goPromoted.Load(), javaOK, javaPromoted, javaFailed)
-	if goPromoted.Load() == 0 || javaPromoted == 0 {
-		t.Fatalf("promoted tries: gocurator %d, Curator %d; want both contending for the lock", goPromoted.Load(), javaPromoted)
+		want, goOK, goPromoted, javaOK, javaPromoted, javaFailed)
+	if goPromoted == 0 || javaPromoted == 0 {
+		t.Fatalf("promoted tries: gocurator %d, Curator %d; want both contending for the lock", goPromoted, javaPromoted)
 	}
 	if kids := children(t, ctx, newClient(t, e), lockPath); len(kids) != 0 {
 		t.Fatalf("lock nodes left: %v", kids)
