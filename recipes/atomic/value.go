@@ -146,15 +146,18 @@ func (v *Value) read(ctx context.Context) ([]byte, *framework.Stat, error) {
 // ForceSet sets the value whatever it is (Curator's forceSet): a write of
 // any version, or a create (parents as containers) if the node is missing.
 func (v *Value) ForceSet(ctx context.Context, data []byte) error {
-	_, err := v.client.Set(ctx, v.path, data)
+	st, err := v.client.Set(ctx, v.path, data)
 	if errors.Is(err, zk.ErrNoNode) {
 		_, err = v.client.Create(ctx, v.path, data, framework.WithParentContainers())
 		if errors.Is(err, zk.ErrNodeExists) {
-			_, err = v.client.Set(ctx, v.path, data)
+			st, err = v.client.Set(ctx, v.path, data)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("atomic: force set: %w", err)
+	}
+	if st != nil {
+		v.remember(data, st)
 	}
 	return nil
 }
