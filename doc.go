@@ -13,9 +13,14 @@
 //     RetryNTimes and the others of org.apache.curator.retry);
 //   - recipes/locks: Mutex and ReadWriteLock, Revoke (InterProcessMutex,
 //     InterProcessReadWriteLock, Revoker);
-//   - recipes/semaphore: Semaphore with leases, Mutex on one lease,
-//     SharedCount (InterProcessSemaphoreV2 and its Lease,
-//     InterProcessSemaphoreMutex, SharedCount);
+//   - recipes/semaphore: Semaphore with leases, Mutex on one lease
+//     (InterProcessSemaphoreV2 and its Lease, InterProcessSemaphoreMutex);
+//   - recipes/shared: Value and Count, bytes and an int shared through one
+//     watched node (SharedValue, SharedCount);
+//   - recipes/atomic: Long, Int and Value, counters and values changed by
+//     compare-and-set, optionally promoted to a lock
+//     (DistributedAtomicLong, DistributedAtomicInteger,
+//     DistributedAtomicValue);
 //   - recipes/multilock: several locks as one (InterProcessMultiLock);
 //   - recipes/barrier: Barrier and DoubleBarrier (DistributedBarrier,
 //     DistributedDoubleBarrier);

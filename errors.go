@@ -22,7 +22,8 @@ var (
 
 	// ErrClosed: the client was closed (every call, wait and background
 	// operation on it ends with it), or the recipe object the call was made
-	// on was (a leader Election, Latch or Selector, a SharedCount).
+	// on was (a leader Election, Latch or Selector, a shared Value or
+	// Count).
 	ErrClosed = errors.New("closed")
 
 	// ErrConnectionLoss: the outcome of an operation is unknown because the
@@ -76,7 +77,7 @@ var (
 	// ErrBusy: a call that the object allows once at a time is already
 	// under way or done: DoubleBarrier.Enter while entering, in or leaving
 	// the barrier; a second Start of a leader Latch or Selector or of a
-	// SharedCount; Election.Campaign while another Campaign of the same
+	// shared Value or Count; Election.Campaign while another Campaign of the same
 	// Election waits.
 	ErrBusy = errors.New("already in use")
 
@@ -86,11 +87,20 @@ var (
 	// (errors.As it into *leader.PanicError).
 	ErrPanic = errors.New("panicked")
 
-	// ErrCorrupt: data read from ZooKeeper is not in the format the recipe
-	// writes and reads (a queue item that is not in Curator's
-	// ItemSerializer format, a queue item its Serializer refuses). Nothing
-	// the caller passed is wrong; the node was written by something else.
+	// ErrCorrupt: a node's data is not in the format its recipe reads and
+	// writes (Curator's "Corrupted data for node"): a queue item not in
+	// Curator's ItemSerializer format or refused by its Serializer, a
+	// DistributedAtomicLong of fewer than 8 bytes, an Integer of fewer than
+	// 4, a SharedCount not of 4. Nothing the caller passed is wrong; the node
+	// was written by something else.
 	ErrCorrupt = errors.New("corrupt data")
+
+	// ErrContention: an optimistic compare-and-set (recipes/atomic's
+	// TrySet, Increment...) lost to other writers every time its retry
+	// policy allowed, and (if promoted to a lock) the lock was not had in
+	// time or the writes under it lost too: nothing was written (Curator's
+	// succeeded() false). Try again later, or with a patient policy.
+	ErrContention = errors.New("contention: compare-and-set retries exhausted")
 )
 
 // invalidPath is ErrInvalidPath: a kind of ErrInvalidArgument.

@@ -13,6 +13,7 @@ import (
 	"github.com/gocurator/curator/recipes/locks"
 	"github.com/gocurator/curator/recipes/multilock"
 	"github.com/gocurator/curator/recipes/semaphore"
+	"github.com/gocurator/curator/recipes/shared"
 	"github.com/gocurator/curator/retry"
 	"github.com/gocurator/curator/testing/zktest"
 )
@@ -177,10 +178,10 @@ func TestErrorVocabulary(t *testing.T) {
 	must(closing.Close())
 	_, _, err = closing.Get(ctx, "/")
 	add("Client.Get, closed client", err, curator.ErrClosed)
-	sc, err := semaphore.NewSharedCount(c, path(), 1)
+	sc, err := shared.NewCount(c, path(), 1)
 	must(err)
 	must(sc.Close())
-	add("SharedCount.Start, after Close", sc.Start(ctx), curator.ErrClosed)
+	add("shared.Count.Start, after Close", sc.Start(ctx), curator.ErrClosed)
 
 	for _, tc := range cases {
 		if tc.err == nil {

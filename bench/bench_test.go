@@ -77,7 +77,7 @@ func TestHarness(t *testing.T) {
 	}
 	for _, want := range []string{"gocurator/gozk", "cpu contended", "MB peak RSS", "semaphore", "processes", "cpu processes",
 		"cacheload", "ms to initialized", "MB RSS growth", "cachelag", "ms lag p99", "% changes seen",
-		"discoveryquery", "read ops/s", "cache ops/s", "provider ops/s", "discoverylag", "% registrations seen"} {
+		"discoveryquery", "read ops/s", "cache ops/s", "provider ops/s", "discoverylag", "% registrations seen", "atomic"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q", want)
 		}
@@ -243,6 +243,8 @@ func checkRun(t *testing.T, c *config, r *Result) {
 		wantChecked = 0
 	case "waiters":
 		wantChecked = min(c.check, r.Clients)
+	case "atomic": // the counter checked against the timed increments
+		wantChecked = c.ops
 	}
 	if r.Checked != wantChecked {
 		t.Errorf("%s %d: checking pass of %d acquisitions, want %d", name, r.Clients, r.Checked, wantChecked)

@@ -88,7 +88,7 @@ var minStall = 2 * max(connectWait, watchWait)
 
 var (
 	allPeers     = []string{"gocurator", "gozk", "curator"}
-	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu", "cacheload", "cachelag", discoveryQuery, discoveryLag}
+	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu", "cacheload", "cachelag", discoveryQuery, discoveryLag, "atomic"}
 )
 
 // presets: quick is about 3 minutes on 2 cores (its warm-ups too short for

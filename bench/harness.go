@@ -231,6 +231,9 @@ func legend(c *config, rep *report, jobs []job) string {
 	s := "\nratios: gocurator's median over the peer's; for /s rows above 1 means gocurator is faster, for MB and CPU rows below 1 means it uses less, for ms rows below 1 means it takes less time.\n"
 	s += "contended, semaphore (3 leases), rwlock (every 10th acquisition a write): K sessions, each its own recipe object, " +
 		fmt.Sprintf("%d acquisitions in total; processes: K processes of one session each on one mutex, the same acquisitions shared out, their timed parts started together, the rate over the longest and the CPU of all; uncontended: %d acquire+release pairs; waiters: W contenders on one session; cpu: process CPU (user+system) over the timed part / acquisitions.\n", c.ops, c.n)
+	if slices.Contains(c.workloads, "atomic") {
+		s += fmt.Sprintf("atomic: K sessions, each its own counter object on one counter (gocurator's atomic.Long, Curator's DistributedAtomicLong; go-zookeeper has none), %d increments in total, both with a bounded exponential backoff of 1-50 ms and 29 retries between conflicts; the counter is checked exact after (issue 42's target: gocurator at least 1.5x Curator).\n", c.ops)
+	}
 	s += fmt.Sprintf("warm-up: every run first makes, unreported, at least %d acquisitions (uncontended: %d pairs) of its shape for at least %v, the same for every peer (the JVM compiles its hot code late).\n",
 		c.warmup, c.warmupN, c.warmupTime)
 	if c.serverWarmup > 0 {

@@ -69,6 +69,8 @@ func peerMain(c *config, stdout io.Writer) int {
 		r = discoveryQueryWL(c, lib)
 	case discoveryLag:
 		r = discoveryLagWL(c, lib)
+	case "atomic":
+		r = atomicWL(c, lib, c.clients, c.ops)
 	default:
 		fmt.Fprintf(os.Stderr, "--workload %q: unknown\n", c.workload)
 		return exitUsage

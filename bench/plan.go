@@ -24,7 +24,7 @@ func isCacheWorkload(w string) bool { return w == "cacheload" || w == "cachelag"
 // supports tells whether a peer has the recipe a workload needs.
 func supports(peer, workload string) bool {
 	switch workload {
-	case "semaphore", "rwlock":
+	case "semaphore", "rwlock", "atomic":
 		return peer != "gozk" // go-zookeeper has only zk.Lock
 	case "cacheload", "cachelag":
 		return peer != "gozk" // and no cache
@@ -70,7 +70,7 @@ func plan(c *config) []job {
 	if want("uncontended") || want("cpu") {
 		add("uncontended", 1, false)
 	}
-	for _, w := range []string{"contended", "semaphore", "rwlock"} {
+	for _, w := range []string{"contended", "semaphore", "rwlock", "atomic"} {
 		if want(w) {
 			for _, k := range c.ks {
 				add(w, k, false)

@@ -177,6 +177,18 @@
 //   - curator.queue.items (Int64Counter, {item}): items put and consumed
 //     (curator.queue.op = put, consumed; a PutMulti counts each item).
 //
+// The atomic values' metrics (scope
+// github.com/gocurator/curator/recipes/atomic), with curator.recipe =
+// atomic and, with WithPathAttributes, curator.path (the value's path):
+//
+//   - curator.atomic.retries (Int64Counter, {retry}): compare-and-set
+//     writes tried again after another writer came first (a call's tries
+//     beyond its first, optimistic or promoted). A rate close to the
+//     operations' means a hot counter.
+//   - curator.atomic.promotions (Int64Counter, {promotion}): operations
+//     promoted to the lock (WithPromotedToLock) after their optimistic
+//     tries gave up.
+//
 // Spans, once a tracer provider is set:
 //
 //   - a CLIENT span per attempt of the retry loop, named after its

@@ -31,17 +31,19 @@ const (
 	optChildren
 	optIgnoreMissing
 	optParentStat
+	optSendOnce
 )
 
 // The options each operation takes.
 const (
 	createOpts = optMode | optProtection | optParents | optACL | optTTL | optParentStat
 	deleteOpts = optVersion | optGuarantee | optChildren | optIgnoreMissing
-	setOpts    = optVersion
+	setOpts    = optVersion | optSendOnce
 )
 
 var optionNames = []string{"WithMode", "WithProtection", "WithParents/WithParentContainers", "WithACL", "WithTTL",
-	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat/WithParentChildren"}
+	"WithVersion", "WithGuarantee", "WithChildren", "WithIgnoreMissing", "WithParentStat/WithParentChildren",
+	"WithSendOnce"}
 
 type parentsMode int
 
@@ -68,6 +70,7 @@ type opOptions struct {
 	guaranteed    bool
 	children      bool
 	ignoreMissing bool
+	sendOnce      bool
 }
 
 func (o *opOptions) set(k optionKind) { o.given |= k }
@@ -205,4 +208,17 @@ func WithChildren() OpOption {
 // (Curator's quietly). Default: zk.ErrNoNode. Delete.
 func WithIgnoreMissing() OpOption {
 	return func(o *opOptions) { o.set(optIgnoreMissing); o.ignoreMissing = true }
+}
+
+// WithSendOnce sends the request at most once: after a connection loss
+// or an operation timeout, whose outcome is unknown, it is not sent
+// again, and the error (wrapping curator.ErrConnectionLoss) comes back at
+// once, for the caller to find out by a read whether it took effect. A
+// conditional write (WithVersion) retried after its reply was lost fails
+// with zk.ErrBadVersion, its own earlier success looking like another
+// writer's: what an exactly-once counter must tell apart (recipes/atomic).
+// Attempts never sent (no connection yet) and those the server refused
+// (session expired or moved) are still retried. Default: off. Set.
+func WithSendOnce() OpOption {
+	return func(o *opOptions) { o.set(optSendOnce); o.sendOnce = true }
 }

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
@@ -146,10 +147,25 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, opts ...OpOp
 	if err := c.checkSize("set", path, reqHeader+strSize(full)+dataSize(data)+4); err != nil {
 		return nil, err
 	}
-	return call(c, ctx, "set", path, func(conn *zk.Conn) (*Stat, error) {
-		return conn.Set(full, data, so.version)
+	unsure := false // WithSendOnce: an attempt sent whose outcome is unknown
+	st, err := call(c, ctx, "set", path, func(conn *zk.Conn) (*Stat, error) {
+		if unsure {
+			return nil, errSentOnce
+		}
+		st, err := conn.Set(full, data, so.version)
+		if so.sendOnce && err != nil {
+			ce := classify(err, false)
+			unsure = errors.Is(ce, curator.ErrConnectionLoss) || errors.Is(ce, curator.ErrOperationTimeout)
+		}
+		return st, err
 	})
+	if errors.Is(err, errSentOnce) {
+		err = &OpError{"set", path, &codedError{curator.ErrConnectionLoss, errSentOnce}}
+	}
+	return st, err
 }
+
+var errSentOnce = errors.New("a request sent once (WithSendOnce) is not sent again after a connection loss")
 
 type childrenStat struct {
 	children []string

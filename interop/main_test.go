@@ -95,6 +95,10 @@ func TestCurator(t *testing.T) {
 		{"Semaphore", testSemaphore},
 		{"SemaphoreMutex", testSemaphoreMutex},
 		{"SharedCount", testSharedCount},
+		{"CounterBothSides", testCounterBothSides},
+		{"CounterPromoted", testCounterPromoted},
+		{"CounterEncodings", testCounterEncodings},
+		{"SharedValue", testSharedValue},
 		{"Barrier", testBarrier},
 		{"DoubleBarrier", testDoubleBarrier},
 		{"Inspect", testInspect},
@@ -146,7 +150,7 @@ func setup(t testing.TB) *env {
 	out, err := exec.Command(javac, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
 		"-d", classes, "-cp", compileCP, filepath.Join("testdata", "CuratorPeer.java"),
 		filepath.Join("testdata", "DiscoveryCommands.java"), filepath.Join("testdata", "NodesCommands.java"),
-		filepath.Join("testdata", "QueueCommands.java")).CombinedOutput()
+		filepath.Join("testdata", "QueueCommands.java"), filepath.Join("testdata", "CounterCommands.java")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("javac testdata/CuratorPeer.java against Curator's jars: %v\n%s\n(are they Curator 5.4? %s)", err, out, installCurator)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
+	"github.com/gocurator/curator/recipes/shared"
 )
 
 // InterProcessSemaphoreV2 and semaphore.Semaphore on one path, maximum 2:
@@ -156,7 +157,7 @@ func testSharedCount(t *testing.T, e *env) {
 	p := e.path(t)
 	countPath := p + "/count"
 
-	sc, err := semaphore.NewSharedCount(c, countPath, 1)
+	sc, err := shared.NewCount(c, countPath, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

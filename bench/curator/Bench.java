@@ -88,6 +88,7 @@ public class Bench {
                 case "cachelag": r = CacheWorkloads.lag(); break;
                 case "discoveryquery": r = DiscoveryWorkloads.query(); break;
                 case "discoverylag": r = DiscoveryWorkloads.lag(); break;
+                case "atomic": r = AtomicWorkloads.atomic(clients, ops); break;
                 default: usage("unknown workload " + workload); return;
             }
         } catch (Throwable e) {

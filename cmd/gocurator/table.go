@@ -117,6 +117,9 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 	case inspect.KindSharedCount:
 		head += fmt.Sprintf(" = %d", *r.Count)
 		add("node", "", *r.Node)
+	case inspect.KindAtomicLong:
+		head += fmt.Sprintf(" = %d", *r.Long)
+		add("node", "", *r.Node)
 	case inspect.KindBarrier:
 		add("node", "", *r.Node)
 	case inspect.KindUnknown:

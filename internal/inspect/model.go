@@ -13,6 +13,7 @@ const (
 	KindLeaderLatch   Kind = "leader-latch"
 	KindDoubleBarrier Kind = "double-barrier"
 	KindSharedCount   Kind = "shared-count"
+	KindAtomicLong    Kind = "atomic-long"
 	KindGroup         Kind = "group"
 	KindService       Kind = "service"
 	KindBarrier       Kind = "barrier-or-plain-node"
@@ -33,7 +34,9 @@ func (k Kind) Label() string {
 	case KindDoubleBarrier:
 		return "double barrier"
 	case KindSharedCount:
-		return "shared count"
+		return "shared count (or DistributedAtomicInteger)"
+	case KindAtomicLong:
+		return "atomic long (DistributedAtomicLong)"
 	case KindGroup:
 		return "group (GroupMember)"
 	case KindService:
@@ -117,8 +120,10 @@ type Recipe struct {
 	Ready   *bool   `json:"ready,omitempty"`
 	// Count of a shared count.
 	Count *int32 `json:"count,omitempty"`
-	// Node is the recipe's own node, for a barrier or plain node and a
-	// shared count.
+	// Long is the value of an atomic long.
+	Long *int64 `json:"long,omitempty"`
+	// Node is the recipe's own node, for a barrier or plain node, a
+	// shared count and an atomic long.
 	Node *Entry `json:"node,omitempty"`
 	// Instances of a service (curator-x-discovery), by node name.
 	Instances []Instance `json:"instances,omitempty"`

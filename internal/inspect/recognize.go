@@ -147,12 +147,19 @@ func sequential(name string) bool {
 	return len(name) >= layout.SeqLen && isSequence(name[len(name)-layout.SeqLen:])
 }
 
-// leaf: a shared count (a persistent node of 4 bytes) or a barrier or plain node.
+// leaf: a shared count (a persistent node of 4 bytes: or a
+// DistributedAtomicInteger, the same bytes), an atomic long (8 bytes), or
+// a barrier or plain node.
 func (r *recognizer) leaf(z *Znode) {
 	e := newEntry(z, RoleNode, 1, r.now)
 	if !z.ephemeral() && len(z.Data) == layout.SharedCountLen {
 		n := int32(binary.BigEndian.Uint32(z.Data))
 		r.add(Recipe{Path: z.Path, Kind: KindSharedCount, Count: &n, Node: &e})
+		return
+	}
+	if !z.ephemeral() && len(z.Data) == layout.AtomicLongLen {
+		n := int64(binary.BigEndian.Uint64(z.Data))
+		r.add(Recipe{Path: z.Path, Kind: KindAtomicLong, Long: &n, Node: &e})
 		return
 	}
 	rec := Recipe{Path: z.Path, Kind: KindBarrier, Node: &e}

@@ -226,6 +226,7 @@ func TestLatchBarriersCountsUnknown(t *testing.T) {
 	f.add("/db/"+ours, "", 3, 0)
 	f.add("/db/ready", "", 0, 0)
 	f.add("/count", string([]byte{0, 0, 1, 2}), 0, 0)
+	f.add("/long", string([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe}), 0, 0)
 	f.add("/eph4", string([]byte{0, 0, 1, 2}), 9, 0)
 	f.add("/barrier", "127.0.0.1", 0, 0)
 	f.add("/svc/instance-1", "host:80", 5, 0)
@@ -237,7 +238,7 @@ func TestLatchBarriersCountsUnknown(t *testing.T) {
 	// An ephemeral leaf (eph4) is a child of no known layout: its parent
 	// (/) is listed as unknown.
 	want := []string{"/=unknown", "/barrier=barrier-or-plain-node", "/count=shared-count", "/db=double-barrier",
-		"/l=leader-latch", "/mixed=mutex", "/mixed=leader-latch",
+		"/l=leader-latch", "/long=atomic-long", "/mixed=mutex", "/mixed=leader-latch",
 		"/svc=unknown", "/svc/config=barrier-or-plain-node"}
 	if got := kinds(s); !slices.Equal(got, want) {
 		t.Fatalf("recipes\n%v\nwant\n%v", got, want)
@@ -252,6 +253,9 @@ func TestLatchBarriersCountsUnknown(t *testing.T) {
 	}
 	if c := only(t, s, "/count"); c.Count == nil || *c.Count != 258 || c.Node == nil {
 		t.Errorf("shared count %+v", c)
+	}
+	if l := only(t, s, "/long"); l.Long == nil || *l.Long != -2 || l.Node == nil {
+		t.Errorf("atomic long %+v", l)
 	}
 	if b := only(t, s, "/barrier"); b.Node == nil || b.Node.Data != "127.0.0.1" {
 		t.Errorf("barrier %+v", b)

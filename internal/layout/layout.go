@@ -42,4 +42,8 @@ const (
 	// SharedCountLen is the data length of a SharedCount (a big-endian
 	// int32).
 	SharedCountLen = 4
+
+	// AtomicLongLen is the data length of a DistributedAtomicLong
+	// (recipes/atomic.Long: a big-endian int64).
+	AtomicLongLen = 8
 )

@@ -37,6 +37,8 @@ var recipeErrors = []struct {
 	{curator.ErrNotHeld, "not_held"},
 	{curator.ErrUpgrade, "upgrade"},
 	{curator.ErrBusy, "busy"},
+	{curator.ErrContention, "contention"},
+	{curator.ErrCorrupt, "corrupt"},
 	{curator.ErrInvalidArgument, "invalid_argument"},
 	{curator.ErrConnectionLoss, "CONNECTIONLOSS"},
 	{curator.ErrOperationTimeout, "OPERATIONTIMEOUT"},

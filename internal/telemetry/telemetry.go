@@ -89,6 +89,10 @@ type Provider struct {
 		once sync.Once
 		ins  *queueInstruments
 	}
+	atomic struct { // the atomic counters' (atomic.go)
+		once sync.Once
+		ins  *atomicInstruments
+	}
 	nodeLabels sync.Map // node path -> *attrs: the PersistentNodes of other recipes (discovery.go)
 	pathSets   sync.Map // pathKey -> *recipeSets, with path attributes only
 	sets       sync.Map // string -> *attrs: session states, expiry sources

@@ -52,6 +52,7 @@
 //   disc-...                                     curator-x-discovery: see DiscoveryCommands.java
 //   group-...                                    GroupMember: see NodesCommands.java
 //   queue-...                                    Curator's queues: see QueueCommands.java
+//   ctr-...                                      recipes.atomic and recipes.shared: see CounterCommands.java
 //   quit                                         (closes the client and exits; so does end of input)
 //
 // Failures answer "error <exception>: <message>". Every command runs on the
@@ -563,6 +564,7 @@ public class CuratorPeer {
                 if (a[0].startsWith("disc-")) return DiscoveryCommands.run(client, a);
                 if (a[0].startsWith("group-")) return NodesCommands.run(client, a);
                 if (a[0].startsWith("queue-")) return QueueCommands.run(client, a);
+                if (a[0].startsWith("ctr-")) return CounterCommands.run(client, a);
                 return "error unknown command " + a[0];
         }
     }

@@ -1,7 +1,8 @@
 // Package semaphore holds Curator's counting semaphore for Go: Semaphore
-// (InterProcessSemaphoreV2) with Leases (Lease), Mutex
-// (InterProcessSemaphoreMutex), and SharedCount (SharedCount), which lets
-// the maximum change at run time.
+// (InterProcessSemaphoreV2) with Leases (Lease) and Mutex
+// (InterProcessSemaphoreMutex). A semaphore's maximum can be a
+// recipes/shared.Count (Curator's SharedCount, in recipes.shared there
+// too), which lets it change at run time (NewWithSharedCount).
 //
 // Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
 //
@@ -12,7 +13,7 @@
 //
 // Both are protected ephemeral-sequential nodes whose parents are container
 // nodes, made through the one engine (internal/driver) that every lock-like
-// recipe of this module shares. A SharedCount is one persistent node
+// recipe of this module shares. A shared.Count is one persistent node
 // holding the count in 4 bytes, big-endian (Java's ByteBuffer.putInt).
 //
 // # The algorithm
@@ -25,7 +26,7 @@
 // so a returned lease never wakes a herd. The waiter decides on the very
 // read that set its watch (as Curator does), so no lease returned between
 // a decision and the watch goes unseen. A waiter also looks again when a
-// SharedCount maximum changes (it takes the change signal before reading
+// shared.Count maximum changes (it takes the change signal before reading
 // the count).
 //
 // One step differs from Curator's, for speed, with the same guarantees: a

@@ -10,6 +10,7 @@ import (
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/semaphore"
+	"github.com/gocurator/curator/recipes/shared"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -368,75 +369,7 @@ func ExampleLease_GuardedMulti() {
 	// Release, ErrLockLost: true
 }
 
-// A SharedCount is an int in one node, watched: every client sees changes,
-// and Changed says when.
-func ExampleSharedCount() {
-	srv, err := zktest.NewServer()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	c1, err := framework.New(srv.ConnectString())
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c1.Close()
-	c2, err := framework.New(srv.ConnectString())
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c2.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	admin, err := semaphore.NewSharedCount(c1, "/config/max-workers", 3) // 3 if new
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := admin.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	defer admin.Close()
-	reader, err := semaphore.NewSharedCount(c2, "/config/max-workers", 3)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := reader.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("count:", admin.Count(), reader.Count())
-
-	changed := reader.Changed() // closed at the next change
-	stale := admin.VersionedValue()
-	if err := admin.SetCount(ctx, 5); err != nil {
-		log.Fatal(err)
-	}
-	select {
-	case <-changed:
-		fmt.Println("reader sees:", reader.Count())
-	case <-ctx.Done():
-		log.Fatal(ctx.Err())
-	}
-
-	// TrySetCount writes only over the version it read.
-	ok, err := reader.TrySetCount(ctx, stale, 4)
-	fmt.Println("set 4 over a stale value:", ok, err)
-	ok, err = reader.TrySetCount(ctx, reader.VersionedValue(), 4)
-	fmt.Println("set 4 over the current value:", ok, err)
-
-	// Close stops the watching goroutine; a closed count cannot start again.
-	fmt.Println("Close:", reader.Close())
-	fmt.Println("Start after Close, ErrClosed:", errors.Is(reader.Start(ctx), curator.ErrClosed))
-	// Output:
-	// count: 3 3
-	// reader sees: 5
-	// set 4 over a stale value: false <nil>
-	// set 4 over the current value: true <nil>
-	// Close: <nil>
-	// Start after Close, ErrClosed: true
-}
-
-// A semaphore whose maximum is a SharedCount: raising the count lets a
+// A semaphore whose maximum is a shared.Count: raising the count lets a
 // waiting acquirer in at once.
 func ExampleNewWithSharedCount() {
 	srv, err := zktest.NewServer()
@@ -452,7 +385,7 @@ func ExampleNewWithSharedCount() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	count, err := semaphore.NewSharedCount(client, "/config/max-exports", 1)
+	count, err := shared.NewCount(client, "/config/max-exports", 1)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
 	"github.com/gocurator/curator/internal/telemetry"
+	"github.com/gocurator/curator/recipes/shared"
 )
 
 // Semaphore is Curator's InterProcessSemaphoreV2: at most a maximum number of
 // leases held at once across every process using the same path. The maximum
-// is fixed (New) or read from a SharedCount (NewWithSharedCount); as in
+// is fixed (New) or read from a shared.Count (NewWithSharedCount); as in
 // Curator, processes are not checked to agree on it. Safe for concurrent use:
 // goroutines sharing one Semaphore contend exactly as separate processes do.
 type Semaphore struct {
@@ -41,13 +42,13 @@ func New(client *framework.Client, path string, maxLeases int, opts ...Option) (
 }
 
 // NewWithSharedCount returns a semaphore whose maximum is the value of a
-// SharedCount (InterProcessSemaphoreV2(client, path, SharedCountReader)).
+// shared.Count (InterProcessSemaphoreV2(client, path, SharedCountReader)).
 // Start the count before acquiring: until then its value is 0 and nobody
 // gets a lease. Acquirers waiting for a lease look again whenever the count
 // changes, so a raised maximum lets them in at once; a lowered one holds new
 // acquirers back until enough leases are returned (leases already granted
 // are not taken back).
-func NewWithSharedCount(client *framework.Client, path string, count *SharedCount, opts ...Option) (*Semaphore, error) {
+func NewWithSharedCount(client *framework.Client, path string, count *shared.Count, opts ...Option) (*Semaphore, error) {
 	if count == nil {
 		return nil, fmt.Errorf("semaphore: %w: nil shared count", curator.ErrInvalidArgument)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
 	"github.com/gocurator/curator/recipes/semaphore"
+	"github.com/gocurator/curator/recipes/shared"
 	"github.com/gocurator/curator/testing/zktest"
 )
 
@@ -146,7 +147,7 @@ func TestSemaphoreSharedCount(t *testing.T) {
 	c := testenv.Client(t, testenv.Shared().ConnectString())
 	path := semPath(t)
 	ctx := testenv.Ctx(t, time.Minute)
-	count, err := semaphore.NewSharedCount(c, path+"-count", 1)
+	count, err := shared.NewCount(c, path+"-count", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,8 +428,6 @@ func TestSemaphoreBadInput(t *testing.T) {
 		{"bad path", func() error { _, err := semaphore.New(c, "s", 1); return err }()},
 		{"root", func() error { _, err := semaphore.New(c, "/", 1); return err }()},
 		{"nil count", func() error { _, err := semaphore.NewWithSharedCount(c, "/s", nil); return err }()},
-		{"count bad path", func() error { _, err := semaphore.NewSharedCount(c, "/s/", 1); return err }()},
-		{"count seed past int32", func() error { _, err := semaphore.NewSharedCount(c, "/s", 1<<31); return err }()},
 		{"mutex bad path", func() error { _, err := semaphore.NewMutex(c, ""); return err }()},
 	} {
 		if !errors.Is(tc.err, curator.ErrInvalidArgument) {
@@ -642,25 +641,4 @@ func TestSemaphoreCluster(t *testing.T) {
 	if v := violations.Load(); v != 0 {
 		t.Fatalf("%d grants over the maximum", v)
 	}
-}
-
-// Curator's SharedCount format, fuzzed: any 4 bytes decode and re-encode
-// to themselves; anything else is an error.
-func FuzzDecodeCount(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 1})
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
-	f.Add([]byte{})
-	f.Add([]byte{1, 2, 3})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := semaphore.DecodeCount(b)
-		if len(b) != 4 {
-			if !errors.Is(err, curator.ErrInvalidArgument) {
-				t.Fatalf("%v: %v", b, err)
-			}
-			return
-		}
-		if err != nil || string(semaphore.EncodeCount(n)) != string(b) {
-			t.Fatalf("%v -> %d %v", b, n, err)
-		}
-	})
 }
