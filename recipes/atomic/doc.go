@@ -21,12 +21,10 @@
 // Each operation reads the node and writes the new value over the version
 // read (a create if the node is missing). A write another writer beat
 // fails on the version, and the operation tries again as its retry
-// policy allows (WithRetryPolicy; Curator's retryPolicy argument). Unlike
-// Curator, an object that knows the node as it last read or wrote it
-// makes its first try over that, with no read first: one round trip
-// instead of two while no one else wrote since (a writer that keeps
-// winning, a counter with one writer at a time); if someone did, that try
-// loses on the version like any other. With
+// policy allows (WithRetryPolicy; Curator's retryPolicy argument). With
+// WithoutFirstRead, an object that knows the node as it last read or
+// wrote it makes its first try over that, with no read first (see that
+// option for the node it must never meet). With
 // WithPromotedToLock (Curator's PromotedToLock), an operation whose
 // optimistic tries all lost takes a locks.Mutex on the lock path (the
 // layout of Curator's InterProcessMutex) and tries again under it, as the

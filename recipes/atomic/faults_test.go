@@ -177,17 +177,17 @@ func TestIncrementsUnderFaults(t *testing.T) {
 	}
 }
 
-// A counter object that wrote last writes its next increment over what
-// it wrote, without reading first (one round trip); once another writer
-// came between, that write loses on the version, the node is read, and
-// the increment lands on the other's value.
-func TestWritesOverItsLastWrite(t *testing.T) {
+// WithoutFirstRead: a counter object that wrote last writes its next
+// increment over what it wrote, without reading first (one round trip);
+// once another writer came between, that write loses on the version, the
+// node is read, and the increment lands on the other's value.
+func TestWithoutFirstReadOneRoundTrip(t *testing.T) {
 	srv := testenv.Shared()
 	px := zktest.StartProxy(t, srv.Addr())
 	c := testenv.Client(t, px.Addr()+srv.Chroot())
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	path := atomicPath(t)
-	l := newLong(t, c, path, patient(t))
+	l := newLong(t, c, path, patient(t), catomic.WithoutFirstRead())
 	if _, err := l.Increment(ctx); err != nil { // creates the node
 		t.Fatal(err)
 	}
@@ -210,5 +210,51 @@ func TestWritesOverItsLastWrite(t *testing.T) {
 	r, err := l.Increment(ctx)
 	if err != nil || r.PreValue != 107 || r.PostValue != 108 || r.Stats.OptimisticTries != 2 {
 		t.Fatalf("Increment after another writer: %+v %v, want 107 -> 108 in 2 tries", r, err)
+	}
+}
+
+// By default every operation reads first: a counter deleted and made
+// again (an operator's reset) whose other writers brought it back to the
+// version this object last saw is read, never written over with a value
+// computed from the old node (which WithoutFirstRead would do: its
+// version check cannot tell the two nodes apart).
+func TestFirstReadSeesANodeMadeAgain(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := testenv.Client(t, testenv.Shared().ConnectString())
+	path := atomicPath(t)
+	l := newLong(t, c, path, patient(t))
+	for range 3 { // the node made, then at version 2, value 3
+		if _, err := l.Increment(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, st, err := c.Get(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reset: deleted, made again at 1000, and written back up to the
+	// version this object last saw.
+	if err := c.Delete(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	other := newLong(t, testenv.Client(t, testenv.Shared().ConnectString()), path, patient(t))
+	if ok, err := other.Initialize(ctx, 1000); err != nil || !ok {
+		t.Fatalf("Initialize: %v %v", ok, err)
+	}
+	for {
+		_, now, err := c.Get(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.Version == st.Version {
+			break
+		}
+		if _, err := other.Add(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := l.Increment(ctx)
+	if err != nil || r.PreValue != 1000 || r.PostValue != 1001 {
+		t.Fatalf("Increment after the reset: %+v %v, want 1000 -> 1001", r, err)
 	}
 }

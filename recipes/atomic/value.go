@@ -43,10 +43,9 @@ type Result[T any] struct {
 // concurrent writers never lose an update. TrySet is optimistic (read,
 // then write over the version read, again after a conflict as the retry
 // policy allows) and, with WithPromotedToLock, promoted to a lock once
-// the optimistic tries all lost; its first try writes over the node as
-// this object last read or wrote it, if it knows it, without reading
-// first (see the package documentation). Long and Int are counters on
-// it.
+// the optimistic tries all lost (WithoutFirstRead: its first try writes
+// over the node as this object last read or wrote it, without reading
+// first). Long and Int are counters on it.
 //
 // Unlike Curator, a write whose reply was lost (a connection loss, ctx
 // ending, a session expiring) is never sent again blindly: Curator's
@@ -66,6 +65,7 @@ type Value struct {
 	mutex       *locks.Mutex // nil: optimistic only
 	lockPolicy  retry.Policy
 	lockTimeout time.Duration
+	noFirstRead bool // WithoutFirstRead
 	met         *telemetry.Atomic
 
 	mu   sync.Mutex
@@ -107,7 +107,7 @@ func NewValue(client *framework.Client, path string, opts ...Option) (*Value, er
 	if err != nil {
 		return nil, fmt.Errorf("atomic: %w", err)
 	}
-	v := &Value{client: client, path: path, policy: o.policy, lockPolicy: o.lockPolicy,
+	v := &Value{client: client, path: path, policy: o.policy, lockPolicy: o.lockPolicy, noFirstRead: o.noFirstRead,
 		lockTimeout: o.lockTimeout, met: telemetry.ForClient(client).Atomic(path)}
 	if o.lockPath != "" {
 		if v.mutex, err = locks.NewMutex(client, o.lockPath); err != nil {
@@ -214,7 +214,7 @@ func (v *Value) update(ctx context.Context, next func(prev []byte) ([]byte, erro
 		return res, recipe.ErrNilContext
 	}
 	start := time.Now()
-	err = v.loop(ctx, &res, next, v.policy, &res.Stats.OptimisticTries, true)
+	err = v.loop(ctx, &res, next, v.policy, &res.Stats.OptimisticTries, v.noFirstRead)
 	res.Stats.OptimisticTime = time.Since(start)
 	if err != nil || res.Succeeded {
 		return res, err
