@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gocurator/curator"
@@ -394,11 +393,8 @@ func withoutClass(raw []byte) json.RawMessage {
 // id that are one path component each.
 func (in *Instance[T]) check() error {
 	for _, f := range []struct{ what, v string }{{"name", in.Name}, {"id", in.ID}} {
-		if f.v == "" || strings.Contains(f.v, "/") || f.v == "." || f.v == ".." {
-			return fmt.Errorf("discovery: instance %s %q: want one path component: %w", f.what, f.v, curator.ErrInvalidArgument)
-		}
-		if err := framework.ValidatePath("/" + f.v); err != nil {
-			return fmt.Errorf("discovery: instance %s %q: %w", f.what, f.v, err)
+		if err := framework.ValidateName(f.v); err != nil {
+			return fmt.Errorf("discovery: instance %s: %w", f.what, err)
 		}
 	}
 	if in.ServiceType != "" && !in.ServiceType.valid() {

@@ -66,6 +66,16 @@ func validatePath(path string, sequential bool) error {
 	return nil
 }
 
+// ValidateName reports whether name can name a node under a path (one
+// component ZooKeeper accepts: not empty, no "/", not "." or "..", no
+// character ValidatePath refuses). The error wraps curator.ErrInvalidPath.
+func ValidateName(name string) error {
+	if name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("%w: node name %q: empty or with a /", curator.ErrInvalidPath, name)
+	}
+	return ValidatePath("/" + name)
+}
+
 // JoinPath joins a parent path and a child name into a ZooKeeper path.
 func JoinPath(parent, child string) string {
 	if parent == "/" {

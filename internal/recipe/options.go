@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gocurator/curator"
 )
@@ -61,3 +62,21 @@ func Apply[T interface{ common() *Options }, O ~func(T)](o T, opts []O) error {
 }
 
 func (o *Options) common() *Options { return o }
+
+// NotFor returns an error wrapping curator.ErrInvalidArgument that names
+// the options given that a recipe (what) does not take, nil if each
+// applies: for a package whose one Option type serves several
+// constructors (bit i of given and allowed is the option names[i]).
+func NotFor(what string, given, allowed uint64, names []string) error {
+	bad := given &^ allowed
+	if bad == 0 {
+		return nil
+	}
+	var refused []string
+	for i, n := range names {
+		if bad&(1<<i) != 0 {
+			refused = append(refused, n)
+		}
+	}
+	return fmt.Errorf("%w: %s does not apply to a %s", curator.ErrInvalidArgument, strings.Join(refused, ", "), what)
+}

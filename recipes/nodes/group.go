@@ -84,7 +84,7 @@ func NewGroupMember(client *framework.Client, membershipPath, id string, payload
 	if err := recipe.CheckArgs(client, "group", membershipPath); err != nil {
 		return nil, err
 	}
-	if err := validName(id); err != nil {
+	if err := framework.ValidateName(id); err != nil {
 		return nil, fmt.Errorf("group member id: %w", err)
 	}
 	o := options{parents: true}

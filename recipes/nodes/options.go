@@ -1,11 +1,8 @@
 package nodes
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/recipe"
 )
@@ -58,14 +55,8 @@ func (o *options) apply(what string, allowed optionKind, opts []Option) error {
 	if err := recipe.Apply(o, opts); err != nil {
 		return err
 	}
-	if bad := o.given &^ allowed; bad != 0 {
-		var names []string
-		for i, n := range optionNames {
-			if bad&(1<<i) != 0 {
-				names = append(names, n)
-			}
-		}
-		return fmt.Errorf("%w: %s does not apply to a %s", curator.ErrInvalidArgument, strings.Join(names, ", "), what)
+	if err := recipe.NotFor(what, uint64(o.given), uint64(allowed), optionNames); err != nil {
+		return err
 	}
 	return nil
 }
@@ -135,7 +126,7 @@ func WithKeepOnClose() Option {
 func WithChildName(name string) Option {
 	return func(o *options) {
 		o.given |= optChild
-		if err := validName(name); err != nil {
+		if err := framework.ValidateName(name); err != nil {
 			o.Fail("child name: %v", err)
 		}
 		o.child = name
@@ -154,14 +145,4 @@ func WithTouchFactor(f int) Option {
 		}
 		o.factor = f
 	}
-}
-
-// validName refuses what cannot name a node under a path: empty, a "/",
-// ".", "..", or a character ZooKeeper refuses. Its error wraps
-// curator.ErrInvalidPath.
-func validName(name string) error {
-	if name == "" || strings.Contains(name, "/") {
-		return fmt.Errorf("%w: node name %q: empty or with a /", curator.ErrInvalidPath, name)
-	}
-	return framework.ValidatePath("/" + name)
 }

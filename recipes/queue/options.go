@@ -2,7 +2,6 @@ package queue
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/internal/recipe"
@@ -51,14 +50,8 @@ func (o *options) apply(what string, allowed optionKind, opts []Option) error {
 	if err := recipe.Apply(o, opts); err != nil {
 		return err
 	}
-	if bad := o.given &^ allowed; bad != 0 {
-		var names []string
-		for i, n := range optionNames {
-			if bad&(1<<i) != 0 {
-				names = append(names, n)
-			}
-		}
-		return fmt.Errorf("%w: %s does not apply to a %s", curator.ErrInvalidArgument, strings.Join(names, ", "), what)
+	if err := recipe.NotFor(what, uint64(o.given), uint64(allowed), optionNames); err != nil {
+		return err
 	}
 	if o.given&optErrorMode != 0 && o.lockPath == "" {
 		return fmt.Errorf("%w: WithErrorMode needs WithLockPath (without a lock path an item is deleted before it is consumed)", curator.ErrInvalidArgument)
