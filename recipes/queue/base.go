@@ -422,7 +422,11 @@ func (b *base[T]) opFailed(ctx context.Context, e entry, err error) {
 	b.report(fmt.Errorf("queue %s: item %s: %w", b.path, e.name, err))
 }
 
-// lock makes the item's lock node, lockPath/<item name>, ephemeral. It
+// lock makes the item's lock node, lockPath/<item name>, ephemeral. Not
+// through the lock driver (internal/driver) on purpose: this is no queue
+// of contenders but a claim (Curator's processWithLockSafety), one node
+// per item whose name Java consumers make too, which nobody waits on: a
+// consumer that finds it taken goes to the next item. It
 // returns the consumer's context, ended also when that node's session is
 // lost, and the release, a guaranteed delete; false if another consumer
 // holds the item. A create retried after a lost reply that finds the node
