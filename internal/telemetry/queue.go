@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -53,9 +52,7 @@ type Queue struct {
 	ins           *queueInstruments
 	base          *attrs
 	put, consumed *attrs
-	mu            sync.Mutex
-	recorded      int64
-	closed        bool
+	depth         level // curator.queue.depth
 }
 
 // Queue returns the telemetry of a queue of path (recorded only with path
@@ -71,38 +68,22 @@ func (p *Provider) Queue(path string) *Queue {
 	with := func(op string) *attrs {
 		return newAttrs(append(append([]attribute.KeyValue(nil), kvs...), KeyQueueOp.String(op))...)
 	}
-	return &Queue{ins: p.queueIns(), base: newAttrs(kvs...), put: with("put"), consumed: with("consumed")}
+	ins, base := p.queueIns(), newAttrs(kvs...)
+	return &Queue{ins: ins, base: base, put: with("put"), consumed: with("consumed"), depth: level{c: ins.depth, set: base}}
 }
 
 // Depth records that a listing of the queue found n items.
 func (q *Queue) Depth(n int) {
-	if q == nil {
-		return
+	if q != nil {
+		q.depth.to(n)
 	}
-	ctx := context.Background()
-	if !q.ins.depth.Enabled(ctx) {
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed || int64(n) == q.recorded {
-		return
-	}
-	q.ins.depth.Add(ctx, int64(n)-q.recorded, q.base.add...)
-	q.recorded = int64(n)
 }
 
 // Closed takes the queue out of curator.queue.depth, for good.
 func (q *Queue) Closed() {
-	if q == nil {
-		return
+	if q != nil {
+		q.depth.close()
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.closed && q.recorded != 0 {
-		q.ins.depth.Add(context.Background(), -q.recorded, q.base.add...)
-	}
-	q.closed, q.recorded = true, 0
 }
 
 // Taken records the age of the item taken (the oldest due one).
