@@ -170,6 +170,7 @@ func TestCLI(t *testing.T) {
 		{"Semaphore", testSemaphore},
 		{"LeaderLatch", testLeaderLatch},
 		{"Group", testGroup},
+		{"Queue", testQueue},
 		{"Services", testServices},
 		{"InspectService", testInspectService},
 		{"ServicesErrors", testServicesErrors},

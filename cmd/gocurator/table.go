@@ -114,6 +114,11 @@ func writeRecipe(w io.Writer, r inspect.Recipe) {
 		for _, in := range r.Instances {
 			rows = append(rows, row{fmt.Sprintf("instance %d", in.Node.Position), in.Node.Name, in.Node, instanceSummary(in)})
 		}
+	case inspect.KindQueue, inspect.KindQueueClaims:
+		head += fmt.Sprintf("  (%d nodes, oldest %s)", *r.Depth, age(r.Oldest))
+		for _, e := range r.Items {
+			add(fmt.Sprintf("%s %d", e.Role, e.Position), "", e)
+		}
 	case inspect.KindSharedCount:
 		head += fmt.Sprintf(" = %d", *r.Count)
 		add("node", "", *r.Node)

@@ -34,7 +34,14 @@
 //     as instance ids are UUIDs by default (a double barrier's member
 //     names). ReadRegistry reads a registry's services whole (gocurator
 //     services);
-//   - shared count: a persistent leaf with 4 bytes of data;
+//   - group (GroupMember): every child an ephemeral childless node named by
+//     a member id (not sequential, not protected);
+//   - queue (DistributedQueue and its priority, delay and id forms,
+//     SimpleDistributedQueue): every child a persistent childless node
+//     "queue-...<seq>" (or every one "qn-<seq>"): its items, with the depth
+//     and the oldest item's age; the same names ephemeral are a queue's
+//     lock path (items being consumed);
+//   - shared count: a persistent leaf with 4 bytes of data; atomic long: 8;
 //   - barrier or plain node: any other leaf;
 //   - unknown: a node with ephemeral (or protected) children of no known
 //     layout.
@@ -43,5 +50,5 @@
 // Curator versions made them); a "_c_" prefix without a real UUID (as
 // go-zookeeper's zk.Lock makes) is not Curator's layout and shows as unknown.
 // A node with persistent children only is a parent of recipes, not one
-// itself: it is walked into, not listed.
+// itself: it is walked into, not listed (a queue's items excepted).
 package inspect

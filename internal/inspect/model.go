@@ -16,6 +16,8 @@ const (
 	KindAtomicLong    Kind = "atomic-long"
 	KindGroup         Kind = "group"
 	KindService       Kind = "service"
+	KindQueue         Kind = "queue"
+	KindQueueClaims   Kind = "queue-claims"
 	KindBarrier       Kind = "barrier-or-plain-node"
 	KindUnknown       Kind = "unknown"
 )
@@ -41,6 +43,10 @@ func (k Kind) Label() string {
 		return "group (GroupMember)"
 	case KindService:
 		return "service (curator-x-discovery)"
+	case KindQueue:
+		return "queue (DistributedQueue family, SimpleDistributedQueue)"
+	case KindQueueClaims:
+		return "queue lock path (DistributedQueue items being consumed)"
 	case KindBarrier:
 		return "barrier or plain node"
 	}
@@ -56,6 +62,8 @@ const (
 	RoleNode     = "node"     // the recipe's own node (barrier, shared count)
 	RoleChild    = "child"    // a child of an unknown recipe
 	RoleInstance = "instance" // a service's instance (curator-x-discovery)
+	RoleItem     = "item"     // a queue's item node
+	RoleClaim    = "claim"    // an item being consumed (a queue's lock path)
 )
 
 // Entry is one node of a recipe: a contender, a lease, a member, or the
@@ -127,6 +135,13 @@ type Recipe struct {
 	Node *Entry `json:"node,omitempty"`
 	// Instances of a service (curator-x-discovery), by node name.
 	Instances []Instance `json:"instances,omitempty"`
+	// Items of a queue (or claims of its lock path), in the order they
+	// were put; Depth is how many item nodes there are, Oldest the age of
+	// the first (a node made by PutMulti holds several items).
+	Items        []Entry       `json:"items,omitempty"`
+	Depth        *int          `json:"depth,omitempty"`
+	Oldest       time.Duration `json:"-"`
+	OldestMillis *int64        `json:"oldest_age_ms,omitempty"`
 	// Children of an unknown recipe, by name.
 	Children []Entry  `json:"children,omitempty"`
 	Notes    []string `json:"notes,omitempty"`

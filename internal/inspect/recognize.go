@@ -48,7 +48,7 @@ func (r *recognizer) node(z *Znode) {
 		r.leaf(z)
 		return
 	}
-	if r.service(z) || r.semaphore(z) || r.group(z) {
+	if r.service(z) || r.semaphore(z) || r.group(z) || r.queue(z) {
 		return
 	}
 	groups := map[family][]*Znode{}

@@ -479,3 +479,41 @@ func TestGroup(t *testing.T) {
 		t.Errorf("located %+v", loc)
 	}
 }
+
+// Queues: every child a childless "queue-...<seq>" node (or every one
+// "qn-<seq>"), all persistent (items) or all ephemeral (a lock path's
+// claims); anything mixed is not a queue.
+func TestQueueLayouts(t *testing.T) {
+	f := newFake()
+	f.add("/q/queue-0000000002", "b", 0, 2000)
+	f.add("/q/queue-|00000001|0000000001", "a", 0, 1000)
+	f.add("/simple/qn-0000000000", "x", 0, 1000)
+	f.add("/locks/queue-0000000002", "", 7, 3000)
+	f.add("/mixed/queue-0000000001", "", 0, 0)
+	f.add("/mixed/queue-0000000002", "", 7, 0)
+	f.add("/both/queue-0000000001", "", 0, 0)
+	f.add("/both/qn-0000000002", "", 0, 0)
+	f.add("/noseq/queue-x", "", 0, 0)
+	f.add("/simplelocks/qn-0000000001", "", 7, 0)
+	s := take(t, f, "/", Options{})
+	q := only(t, s, "/q")
+	if q.Kind != KindQueue || !slices.Equal(names(q.Items), []string{"queue-|00000001|0000000001", "queue-0000000002"}) || *q.Depth != 2 {
+		t.Errorf("queue %+v", q)
+	}
+	if want := s.Time.Sub(time.UnixMilli(1000)); q.Oldest != want || *q.OldestMillis != want.Milliseconds() {
+		t.Errorf("oldest %v, want %v", q.Oldest, want)
+	}
+	if r := only(t, s, "/simple"); r.Kind != KindQueue || len(r.Items) != 1 {
+		t.Errorf("simple queue %+v", r)
+	}
+	if r := only(t, s, "/locks"); r.Kind != KindQueueClaims || r.Items[0].Role != RoleClaim {
+		t.Errorf("claims %+v", r)
+	}
+	for _, p := range []string{"/mixed", "/both", "/noseq", "/simplelocks"} {
+		for _, r := range s.Recipes {
+			if r.Path == p && (r.Kind == KindQueue || r.Kind == KindQueueClaims) {
+				t.Errorf("%s recognised as %s", p, r.Kind)
+			}
+		}
+	}
+}

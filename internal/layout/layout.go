@@ -43,6 +43,14 @@ const (
 	// int32).
 	SharedCountLen = 4
 
+	// QueueItemName and SimpleQueueName: DistributedQueue's item nodes and
+	// its priority, delay and id forms (recipes/queue),
+	// "<path>/queue-[<priority>|'|'<delay or id>'|']<seq>", persistent;
+	// the same names made ephemeral under a lock path are claims on items
+	// being consumed. SimpleDistributedQueue's: "<path>/qn-<seq>".
+	QueueItemName   = "queue-"
+	SimpleQueueName = "qn-"
+
 	// AtomicLongLen is the data length of a DistributedAtomicLong
 	// (recipes/atomic.Long: a big-endian int64).
 	AtomicLongLen = 8

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gocurator/curator/internal/layout"
 )
 
 // Node names, Curator's (R/queue/DistributedQueue.java and subclasses):
@@ -18,7 +20,7 @@ import (
 //
 // NNNNNNNNNN is the server's sequence (%010d of the parent's cversion).
 const (
-	itemPrefix = "queue-"
+	itemPrefix = layout.QueueItemName
 	separator  = '|'
 	seqLen     = 10
 )

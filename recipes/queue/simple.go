@@ -10,12 +10,13 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/gocurator/curator/framework"
+	"github.com/gocurator/curator/internal/layout"
 	"github.com/gocurator/curator/internal/recipe"
 )
 
 // simplePrefix names a Simple's items (Curator's and ZooKeeper's own queue
 // recipe's "qn-").
-const simplePrefix = "qn-"
+const simplePrefix = layout.SimpleQueueName
 
 // Simple is Curator's SimpleDistributedQueue (a port of ZooKeeper's own
 // queue recipe): raw byte items, persistent sequential nodes
