@@ -35,26 +35,27 @@ func ExamplePersistentNode() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	made := make(chan string, 4)
+	member.AddListener(func(path string) { made <- path }) // each time it is made
 	if err := member.Start(); err != nil {
 		log.Fatal(err)
 	}
 	if err := member.WaitForInitialCreate(ctx); err != nil {
 		log.Fatal(err)
 	}
+	<-made
 	if err := member.SetData(ctx, []byte("10.0.0.1:9090")); err != nil {
 		log.Fatal(err)
 	}
 	if err := client.Delete(ctx, member.Path()); err != nil { // an operator's mistake
 		log.Fatal(err)
 	}
-	for {
-		data, _, err := client.Get(ctx, member.Path())
-		if err == nil {
-			fmt.Printf("%s is back: %s\n", framework.NodeName(member.Path()), data)
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	path := <-made
+	data, _, err := client.Get(ctx, path)
+	if err != nil {
+		log.Fatal(err)
 	}
+	fmt.Printf("%s is back: %s\n", framework.NodeName(path), data)
 	if err := member.Close(); err != nil {
 		log.Fatal(err)
 	}

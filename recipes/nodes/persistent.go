@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,9 @@ type PersistentNode struct {
 	errc    chan struct{} // closed and replaced each time a problem is seen (err set)
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the loop ends
+
+	listeners map[int]func(path string) // AddListener's, by key
+	nextKey   int
 }
 
 // NewPersistentNode returns a PersistentNode for path, not started: a
@@ -406,6 +410,7 @@ func (n *PersistentNode) create(ctx context.Context, path string, mode framework
 	}
 	n.mu.Lock()
 	n.path = made.Path
+	became := !n.owned
 	n.owned, n.owner, n.err = true, 0, nil // there, ours: no problem left
 	if made.Session != nil {
 		n.ours[made.Session.ID()] = true
@@ -419,6 +424,9 @@ func (n *PersistentNode) create(ctx context.Context, path string, mode framework
 	n.mu.Unlock()
 	n.recreated() // metrics.go: if it was made (or found ours) before
 	n.madeOnce()
+	if became {
+		n.tell(made.Path)
+	}
 	return nil
 }
 
@@ -498,10 +506,61 @@ func (n *PersistentNode) madeOnce() {
 	}
 }
 
+// setOwned records whether the node at n.path is ours; found ours where it
+// was not (a create whose reply was lost, made all the same) it is made,
+// as far as listeners are told.
 func (n *PersistentNode) setOwned(owned bool, owner int64) {
 	n.mu.Lock()
+	became := owned && !n.owned
 	n.owned, n.owner = owned, owner
+	path := n.path
 	n.mu.Unlock()
+	if became {
+		n.tell(path)
+	}
+}
+
+// AddListener adds fn, called with the node's path each time the node is
+// made: its first create and every create after it went (deleted by
+// someone else, gone with a lost session), including one whose reply was
+// lost and that was found ours (Curator's PersistentNodeListener.nodeCreated).
+// fn runs on the goroutine that keeps the node, in order: while it runs
+// the node is not watched, so it should return soon, and must not call
+// Close. remove removes it (a call under way may still finish after it
+// returns); after Close returns there is no call.
+func (n *PersistentNode) AddListener(fn func(path string)) (remove func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.listeners == nil {
+		n.listeners = map[int]func(string){}
+	}
+	k := n.nextKey
+	n.nextKey++
+	n.listeners[k] = fn
+	return func() {
+		n.mu.Lock()
+		delete(n.listeners, k)
+		n.mu.Unlock()
+	}
+}
+
+// tell calls the listeners with path, in the order they were added.
+func (n *PersistentNode) tell(path string) {
+	n.mu.Lock()
+	keys := make([]int, 0, len(n.listeners))
+	for k := range n.listeners {
+		keys = append(keys, k)
+	}
+	n.mu.Unlock()
+	slices.Sort(keys)
+	for _, k := range keys {
+		n.mu.Lock()
+		fn, ok := n.listeners[k]
+		n.mu.Unlock()
+		if ok {
+			fn(path)
+		}
+	}
 }
 
 func (n *PersistentNode) setErr(err error) {

@@ -446,3 +446,44 @@ func TestPersistentNodeReplacesItsOldSessionsNode(t *testing.T) {
 	testenv.WaitFor(t, testenv.WaitLong, "a new session", func() bool { s := c.Session(); return s != old && !s.Lost() })
 	nodeIs(t, c, other, n, []byte("a"))
 }
+
+// Listeners hear of every make: the first, and each after a delete by
+// someone else, in the order they were added; a removed one no more.
+func TestPersistentNodeListener(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := newClient(t, testenv.Shared().ConnectString())
+	other := newClient(t, testenv.Shared().ConnectString())
+	base := testenv.Path(t, "/pn") + "/member-"
+	n, err := nodes.NewPersistentNode(c, base, []byte("a"), nodes.WithMode(framework.ModeEphemeralSequential))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := make(chan string, 10), make(chan string, 10)
+	remove := n.AddListener(func(p string) { first <- p })
+	n = started(t, ctx, n, nil)
+	path := n.Path()
+	if got := testenv.Recv(t, first, testenv.WaitLong, "the first make"); got != path {
+		t.Fatalf("told %q, the node is %q", got, path)
+	}
+	if err := other.Delete(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if got := testenv.Recv(t, first, testenv.WaitLong, "the make after a delete"); got != path {
+		t.Fatalf("told %q after the delete, the node is %q", got, path)
+	}
+	remove()
+	n.AddListener(func(p string) { second <- p })
+	if err := other.Delete(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	// Called in the order added: once the later one is told, the removed
+	// one would have been.
+	if got := testenv.Recv(t, second, testenv.WaitLong, "the make after the second delete"); got != path {
+		t.Fatalf("told %q, the node is %q", got, path)
+	}
+	select {
+	case p := <-first:
+		t.Fatalf("a removed listener told of %q", p)
+	default:
+	}
+}
