@@ -2,7 +2,9 @@
 // recipes.atomic): Long (DistributedAtomicLong), Int
 // (DistributedAtomicInteger) and Value (DistributedAtomicValue), counters
 // and byte values in one node that any number of processes change by
-// compare-and-set, never losing an update.
+// compare-and-set, never losing an update; and CachedLong and CachedInt
+// (CachedAtomicLong, CachedAtomicInteger), ids handed out from ranges
+// reserved on such a counter.
 //
 // Migrating from Curator: https://github.com/gocurator/curator/blob/main/docs/migrating-from-curator.md
 //

@@ -189,3 +189,43 @@ func ExampleValue() {
 	// CompareAndSet: true, now "10.0.0.8:9000", <nil>
 	// Increment of "none", ErrCorrupt: true
 }
+
+// A CachedLong hands out unique ids from a shared counter, reserving 100
+// at a time: one compare-and-set per 100 ids, each id once across
+// processes.
+func ExampleCachedLong() {
+	srv, err := zktest.NewServer() // a real ZooKeeper for the example
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, err := framework.New(srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	counter, err := atomic.NewLong(client, "/ids/orders")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ids, err := atomic.NewCachedLong(counter, 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 3 {
+		r, err := ids.Next(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("order id:", r.PreValue)
+	}
+	r, err := counter.Get(ctx)
+	fmt.Println("reserved:", r.PreValue, err)
+	// Output:
+	// order id: 0
+	// order id: 1
+	// order id: 2
+	// reserved: 100 <nil>
+}
