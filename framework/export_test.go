@@ -86,3 +86,6 @@ func SetHandleHook(f func(state zk.State)) (restore func()) {
 	old := handleHook.Swap(&f)
 	return func() { handleHook.Store(old) }
 }
+
+// CodeError maps a reply's error code as the own requests do.
+var CodeError = codeError
