@@ -31,7 +31,7 @@ type Client struct {
 	events  *queue[event]
 	watches *watchMux
 	persist *persistReg // persistent watches (persistent.go)
-	reads   watchReads // watched reads under way: their links set the watch flag (wirewatch.go)
+	reads   watchReads  // watched reads under way: their links set the watch flag (wirewatch.go)
 	bg      *background
 	redial  chan struct{} // asks the dialer goroutine for a new connection
 

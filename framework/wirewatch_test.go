@@ -336,7 +336,7 @@ func TestSetWatchesSplit(t *testing.T) {
 			all[i] = append(all[i], l[i]...)
 		}
 	}
-	for i := range lists {
+	for i := range all {
 		slices.Sort(lists[i])
 		slices.Sort(all[i])
 		if !slices.Equal(all[i], lists[i]) {

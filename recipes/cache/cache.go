@@ -117,6 +117,12 @@ type Cache struct {
 	unlisten   func()       // removes onState from the client
 	hookRetry  func(t task) // tests: runs before a failed task is queued again
 
+	// The persistent recursive watch (recursive mode: recursive.go).
+	recursive bool                      // the cache runs on one persistent recursive watch
+	pw        *framework.PersistentWatch // held in the current session; nil if none
+	pwGen     int                       // numbers the watches added: an old one's end is ignored
+	orphans   map[string][]string       // parent -> nodes whose read found it not yet cached
+
 	dmu       sync.Mutex
 	dirty     []string // paths and markers to deliver, in order
 	isDirty   map[string]bool
@@ -166,6 +172,7 @@ type taskKind int
 const (
 	readData taskKind = iota
 	readKids
+	addWatch // recursive mode: add the persistent recursive watch, then read everything
 )
 
 type task struct {
@@ -192,7 +199,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Cache, error) 
 	if err := recipe.Apply(&o, opts); err != nil {
 		return nil, err
 	}
-	c := &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{}, busy: map[string]bool{},
+	c := &Cache{client: client, root: path, o: o, recursive: !o.oneShot && !defaultOneShot, orphans: map[string][]string{},
+		nodes: map[string]*entry{}, queued: map[task]bool{}, busy: map[string]bool{},
 		wake: make(chan struct{}, 1), initDone: make(chan struct{}), isDirty: map[string]bool{},
 		view: map[string]*Node{}, dwake: make(chan struct{}, 1), listeners: map[int]func(Event){}}
 	c.met = newMetrics(c)
@@ -221,7 +229,11 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	c.started = true
 	c.ctx, c.stop = context.WithCancel(context.Background())
-	c.enqueueLocked(task{c.root, readData})
+	if c.recursive {
+		c.enqueueLocked(task{c.root, addWatch}) // before the first read: nothing falls between
+	} else {
+		c.enqueueLocked(task{c.root, readData})
+	}
 	c.mu.Unlock()
 	c.unlisten = c.client.AddListener(c.onState)
 	c.wg.Add(2)
@@ -307,7 +319,8 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	c.met.Closed()
-	stop, unlisten := c.stop, c.unlisten
+	stop, unlisten, pw := c.stop, c.unlisten, c.pw
+	c.pw = nil
 	for _, e := range c.nodes {
 		e.dataW.stop()
 		e.kidsW.stop()
@@ -320,6 +333,7 @@ func (c *Cache) Close() error {
 	if stop != nil {
 		stop()
 	}
+	c.stopWatch(pw)
 	c.wg.Wait()
 	c.dmu.Lock()
 	if c.events != nil {
@@ -406,10 +420,15 @@ func (c *Cache) loop() {
 			}
 			c.owed += c.lost - c.handled
 			c.handled, c.rebuilding = c.lost, true
-			c.enqueueLocked(task{c.root, readData})
-			for p, e := range c.nodes {
-				if e.dataW == nil {
-					c.enqueueLocked(task{p, readData})
+			if c.recursive {
+				// The watch is set again, and then everything read.
+				c.enqueueLocked(task{c.root, addWatch})
+			} else {
+				c.enqueueLocked(task{c.root, readData})
+				for p, e := range c.nodes {
+					if e.dataW == nil {
+						c.enqueueLocked(task{p, readData})
+					}
 				}
 			}
 		}
@@ -492,6 +511,8 @@ func (c *Cache) run(t task) {
 		err = c.readData(t.path)
 	case readKids:
 		err = c.readKids(t.path)
+	case addWatch:
+		err = c.addWatch()
 	}
 	switch {
 	case errors.Is(err, zk.ErrNoAuth):
@@ -546,6 +567,9 @@ func (c *Cache) readData(path string) error {
 		// Attacked by: TestCacheConvergesUnderChurn (connection dropped
 		// mid-churn), TestCacheRebuildsAfterSessionExpiry.
 		return nil
+	}
+	if c.isRecursive() {
+		return c.readPlain(path)
 	}
 	data, st, w, err := c.client.GetW(c.ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -603,7 +627,7 @@ func (c *Cache) readData(path string) error {
 // been stopped by the removal).
 func (c *Cache) gone(path string) error {
 	c.remove(path)
-	if path == c.root {
+	if path == c.root && !c.isRecursive() { // a recursive watch tells when it is made
 		return c.awaitRoot()
 	}
 	return nil
@@ -649,6 +673,9 @@ func (c *Cache) readKids(path string) error {
 	c.mu.Unlock()
 	if skip {
 		return nil
+	}
+	if c.isRecursive() {
+		return c.listPlain(path)
 	}
 	kids, st, w, err := c.client.ChildrenW(c.ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -737,6 +764,7 @@ func (c *Cache) remove(path string) {
 	if path == "/" {
 		prefix = "/"
 	}
+	delete(c.orphans, path)
 	for p := range c.nodes {
 		if p == path || strings.HasPrefix(p, prefix) {
 			gone = append(gone, p)
@@ -747,6 +775,7 @@ func (c *Cache) remove(path string) {
 		e.dataW.stop()
 		e.kidsW.stop()
 		delete(c.nodes, p)
+		delete(c.orphans, p)
 	}
 	c.sized()
 	if parent := c.nodes[framework.ParentPath(path)]; parent != nil && parent.kids != nil {

@@ -22,6 +22,22 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// eachMode runs a test's body once per watch mode of the cache: the
+// persistent recursive watch (the default on ZooKeeper 3.6+) and one-shot
+// watches (WithOneShotWatches, and the fallback on older servers).
+func eachMode(t *testing.T, body func(t *testing.T)) {
+	for _, m := range []struct {
+		name    string
+		oneShot bool
+	}{{"recursive", false}, {"oneshot", true}} {
+		t.Run(m.name, func(t *testing.T) {
+			restore := cache.SetDefaultOneShot(m.oneShot)
+			defer restore()
+			body(t)
+		})
+	}
+}
+
 func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
 	t.Helper()
 	return testenv.Client(t, connect, append([]framework.Option{framework.WithRetryPolicy(testenv.Patient{})}, opts...)...)
@@ -217,7 +233,9 @@ func mk(t *testing.T, ctx context.Context, c *framework.Client, paths ...string)
 // The first load delivers every node, parents first, then Initialized;
 // later changes are one event each, with the old and new node; Close
 // leaves no waiter and no goroutine of the cache.
-func TestCacheBasic(t *testing.T) {
+func TestCacheBasic(t *testing.T) { eachMode(t, testCacheBasic) }
+
+func testCacheBasic(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	other := newClient(t, testenv.Shared().ConnectString())
@@ -275,7 +293,9 @@ func TestCacheBasic(t *testing.T) {
 // sessions, with the cache's connection dropped twice on the way: once
 // the changes stop, the cache, and a map built from its events alone,
 // equal the tree a bare client reads; no node's events went back.
-func TestCacheConvergesUnderChurn(t *testing.T) {
+func TestCacheConvergesUnderChurn(t *testing.T) { eachMode(t, testCacheConvergesUnderChurn) }
+
+func testCacheConvergesUnderChurn(t *testing.T) {
 	ctx := testenv.Ctx(t, 2*testenv.WaitLong)
 	srv := testenv.Shared()
 	px := zktest.StartProxy(t, srv.Addr())
@@ -299,7 +319,9 @@ func TestCacheConvergesUnderChurn(t *testing.T) {
 
 // After a session expiry the cache reads everything again, reports only
 // real differences, and says it rebuilt.
-func TestCacheRebuildsAfterSessionExpiry(t *testing.T) {
+func TestCacheRebuildsAfterSessionExpiry(t *testing.T) { eachMode(t, testCacheRebuildsAfterSessionExpiry) }
+
+func testCacheRebuildsAfterSessionExpiry(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	srv := testenv.Shared()
 	px := zktest.StartProxy(t, srv.Addr())
@@ -332,7 +354,9 @@ func TestCacheRebuildsAfterSessionExpiry(t *testing.T) {
 }
 
 // WithMaxDepth and WithFilter bound what is cached.
-func TestCacheDepthAndFilter(t *testing.T) {
+func TestCacheDepthAndFilter(t *testing.T) { eachMode(t, testCacheDepthAndFilter) }
+
+func testCacheDepthAndFilter(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	root := testenv.Path(t, "/depth")
@@ -367,7 +391,9 @@ func TestCacheDepthAndFilter(t *testing.T) {
 
 // A consumer that stops reading never slows the cache: the changes of a
 // node coalesce, and the last state is delivered once it reads again.
-func TestCacheSlowConsumerCoalesces(t *testing.T) {
+func TestCacheSlowConsumerCoalesces(t *testing.T) { eachMode(t, testCacheSlowConsumerCoalesces) }
+
+func testCacheSlowConsumerCoalesces(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	other := newClient(t, testenv.Shared().ConnectString())
@@ -397,7 +423,9 @@ func TestCacheSlowConsumerCoalesces(t *testing.T) {
 }
 
 // Bad input is refused with typed errors.
-func TestCacheBadInput(t *testing.T) {
+func TestCacheBadInput(t *testing.T) { eachMode(t, testCacheBadInput) }
+
+func testCacheBadInput(t *testing.T) {
 	c := newClient(t, testenv.Shared().ConnectString())
 	for what, f := range map[string]func() error{
 		"nil client": func() error { _, err := cache.New(nil, "/x"); return err },
@@ -424,7 +452,9 @@ func TestCacheBadInput(t *testing.T) {
 
 // A cache of a path that does not exist yet is empty, and fills once the
 // path is made; the root deleted empties it, made again fills it again.
-func TestCacheRootMadeLater(t *testing.T) {
+func TestCacheRootMadeLater(t *testing.T) { eachMode(t, testCacheRootMadeLater) }
+
+func testCacheRootMadeLater(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	other := newClient(t, testenv.Shared().ConnectString())

@@ -6,3 +6,14 @@ package cache
 func SetRetryHook(c *Cache, fn func(path string)) {
 	c.hookRetry = func(t task) { fn(t.path) }
 }
+
+// SetDefaultOneShot makes New use one-shot watches (or not) by default;
+// restore undoes it.
+func SetDefaultOneShot(on bool) (restore func()) {
+	old := defaultOneShot
+	defaultOneShot = on
+	return func() { defaultOneShot = old }
+}
+
+// DefaultOneShot reports whether New uses one-shot watches by default.
+func DefaultOneShot() bool { return defaultOneShot }
