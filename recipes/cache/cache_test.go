@@ -253,6 +253,18 @@ func testCacheBasic(t *testing.T) {
 		}
 	})
 	converged(t, ctx, other, cc, k, root)
+	// The load's events may reach a listener added after Start returned
+	// (Start returns once the load is cached, not delivered): a fence
+	// node's event comes after them all.
+	mk(t, ctx, other, root+"/fence")
+	testenv.WaitFor(t, testenv.WaitShort, "the fence's event", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(order, "created "+root+"/fence")
+	})
+	mu.Lock()
+	order = nil
+	mu.Unlock()
 	if k.inited != 1 {
 		t.Errorf("%d Initialized events, want 1", k.inited)
 	}
@@ -268,7 +280,14 @@ func testCacheBasic(t *testing.T) {
 		t.Fatal(err)
 	}
 	converged(t, ctx, other, cc, k, root)
-	testenv.WaitFor(t, testenv.WaitShort, "three events", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == 3 })
+	testenv.Eventually(t, testenv.WaitShort, "three events", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(order) != 3 {
+			return fmt.Errorf("events %q", order)
+		}
+		return nil
+	})
 	mu.Lock()
 	got := slices.Clone(order)
 	mu.Unlock()
