@@ -118,10 +118,10 @@ type Cache struct {
 	hookRetry  func(t task) // tests: runs before a failed task is queued again
 
 	// The persistent recursive watch (recursive mode: recursive.go).
-	recursive bool                      // the cache runs on one persistent recursive watch
+	recursive bool                       // the cache runs on one persistent recursive watch
 	pw        *framework.PersistentWatch // held in the current session; nil if none
-	pwGen     int                       // numbers the watches added: an old one's end is ignored
-	orphans   map[string][]string       // parent -> nodes whose read found it not yet cached
+	pwGen     int                        // numbers the watches added: an old one's end is ignored
+	orphans   map[string][]string        // parent -> nodes whose read found it not yet cached
 
 	dmu       sync.Mutex
 	dirty     []string // paths and markers to deliver, in order

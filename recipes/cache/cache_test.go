@@ -338,7 +338,9 @@ func testCacheConvergesUnderChurn(t *testing.T) {
 
 // After a session expiry the cache reads everything again, reports only
 // real differences, and says it rebuilt.
-func TestCacheRebuildsAfterSessionExpiry(t *testing.T) { eachMode(t, testCacheRebuildsAfterSessionExpiry) }
+func TestCacheRebuildsAfterSessionExpiry(t *testing.T) {
+	eachMode(t, testCacheRebuildsAfterSessionExpiry)
+}
 
 func testCacheRebuildsAfterSessionExpiry(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)

@@ -259,7 +259,9 @@ func (s *scene) check(ch *churner) {
 // A partition of the cache's connection mid-churn, shorter than the
 // session timeout (a reconnection: no Rebuilt), then longer (the session
 // expires: exactly one Rebuilt).
-func TestCacheConvergesThroughPartitions(t *testing.T) { eachMode(t, testCacheConvergesThroughPartitions) }
+func TestCacheConvergesThroughPartitions(t *testing.T) {
+	eachMode(t, testCacheConvergesThroughPartitions)
+}
 
 func testCacheConvergesThroughPartitions(t *testing.T) {
 	ctx := testenv.Ctx(t, 2*testenv.WaitLong)
@@ -292,7 +294,9 @@ func testCacheConvergesThroughPartitions(t *testing.T) {
 
 // The server restarted mid-churn (the session survives it or not: one
 // Rebuilt per loss either way).
-func TestCacheConvergesThroughServerRestart(t *testing.T) { eachMode(t, testCacheConvergesThroughServerRestart) }
+func TestCacheConvergesThroughServerRestart(t *testing.T) {
+	eachMode(t, testCacheConvergesThroughServerRestart)
+}
 
 func testCacheConvergesThroughServerRestart(t *testing.T) {
 	ctx := testenv.Ctx(t, 2*testenv.WaitLong)
@@ -315,7 +319,9 @@ func testCacheConvergesThroughServerRestart(t *testing.T) {
 // same member (ZooKeeper 3.8.0 can leave a member without a transaction
 // after a leader change, ZOOKEEPER-4712: a reader on another member could
 // differ from the cache with no fault of the cache).
-func TestCacheConvergesThroughLeaderKill(t *testing.T) { eachMode(t, testCacheConvergesThroughLeaderKill) }
+func TestCacheConvergesThroughLeaderKill(t *testing.T) {
+	eachMode(t, testCacheConvergesThroughLeaderKill)
+}
 
 func testCacheConvergesThroughLeaderKill(t *testing.T) {
 	ctx := testenv.Ctx(t, 2*testenv.WaitLong)
@@ -538,7 +544,9 @@ func nodeOf(ev string) string {
 // a read of the first load fails (the cache runs it again; Curator's
 // CuratorCache can say initialized over a partial tree then: the
 // catalog's §2.2, 6.).
-func TestCacheInitializedAfterEveryNode(t *testing.T) { eachMode(t, testCacheInitializedAfterEveryNode) }
+func TestCacheInitializedAfterEveryNode(t *testing.T) {
+	eachMode(t, testCacheInitializedAfterEveryNode)
+}
 
 func testCacheInitializedAfterEveryNode(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
