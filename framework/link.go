@@ -429,13 +429,8 @@ func (s *sock) packet() error {
 		s.left = 0
 		return s.skip(total)
 	case isOwnXid(xid): // an own request's reply (ownreq.go): go-zookeeper never sees it
-		code := int32(binary.BigEndian.Uint32(h[16:20]))
 		s.left = 0
-		if err := s.skip(total); err != nil {
-			return err
-		}
-		s.ownReply(xid, code)
-		return nil
+		return s.ownReply(xid, int32(binary.BigEndian.Uint32(h[16:20])), total)
 	}
 	return nil
 }

@@ -43,8 +43,16 @@ const (
 // first); onReply, if set, runs on the reading goroutine when the reply is
 // read, before any packet behind it (in the order of the server).
 type ownCall struct {
-	ch      chan int32
+	ch      chan ownResult
 	onReply func(code int32)
+	body    bool // the reply's body is wanted (else it is skipped)
+}
+
+// ownResult is an own request's reply: its error code and, if asked for,
+// its body (after the reply header).
+type ownResult struct {
+	code int32
+	body []byte
 }
 
 // errOwnLost is an own request's connection gone before its reply: its
@@ -57,14 +65,20 @@ var errOwnLost = &codedError{curator.ErrConnectionLoss, errors.New("framework: c
 // are not yet written fail as a connection loss (errOwnLost), which the
 // retry loop retries; send is only called from a call's attempt.
 func (l *link) send(op int32, body []byte, onReply func(int32)) (int32, error) {
+	r, err := l.sendFor(op, body, onReply, false)
+	return r.code, err
+}
+
+// sendFor is send, with the reply's body if wantBody.
+func (l *link) sendFor(op int32, body []byte, onReply func(int32), wantBody bool) (ownResult, error) {
 	l.mu.Lock()
 	s := l.cur
 	l.mu.Unlock()
 	if s == nil {
-		return 0, errOwnLost
+		return ownResult{}, errOwnLost
 	}
 	xid := int32(ownXidMin + int64(l.ownSeq.Add(1)%ownXidSpan))
-	call := &ownCall{ch: make(chan int32, 1), onReply: onReply}
+	call := &ownCall{ch: make(chan ownResult, 1), onReply: onReply, body: wantBody}
 	p := make([]byte, 0, 12+len(body))
 	p = binary.BigEndian.AppendUint32(p, uint32(8+len(body)))
 	p = binary.BigEndian.AppendUint32(p, uint32(xid))
@@ -75,7 +89,7 @@ func (l *link) send(op int32, body []byte, onReply func(int32)) (int32, error) {
 	if s.ownDead || !s.sent || s.auths < l.needAuth {
 		s.ownMu.Unlock()
 		s.wmu.Unlock()
-		return 0, errOwnLost
+		return ownResult{}, errOwnLost
 	}
 	s.own[xid] = call
 	s.ownMu.Unlock()
@@ -89,31 +103,59 @@ func (l *link) send(op int32, body []byte, onReply func(int32)) (int32, error) {
 		s.failOwn()
 		s.Conn.Close() // go-zookeeper's reader ends, and with it the connection
 	}
-	code, ok := <-call.ch
+	r, ok := <-call.ch
 	if !ok {
-		return 0, errOwnLost
+		return ownResult{}, errOwnLost
 	}
-	return code, nil
+	return r, nil
 }
 
 // ownWriteHook, if set (tests only), runs before an own request is
 // written, with its op code, under the connection's write lock.
 var ownWriteHook atomic.Pointer[func(op int32)]
 
-// ownReply hands the reply of an own request to its waiter (on the reading
-// goroutine).
-func (s *sock) ownReply(xid, code int32) {
+// ownReply reads the reply (total bytes, its header peeked) of an own
+// request and hands it to its waiter (on the reading goroutine).
+func (s *sock) ownReply(xid, code int32, total int) error {
 	s.ownMu.Lock()
 	call := s.own[xid]
 	delete(s.own, xid)
 	s.ownMu.Unlock()
+	var body []byte
+	if call != nil && call.body {
+		if err := s.skip(20); err != nil {
+			return err
+		}
+		body = make([]byte, total-20)
+		if err := s.take(body); err != nil {
+			return err
+		}
+	} else if err := s.skip(total); err != nil {
+		return err
+	}
 	if call == nil {
-		return
+		return nil
 	}
 	if call.onReply != nil {
 		call.onReply(code)
 	}
-	call.ch <- code
+	call.ch <- ownResult{code, body}
+	return nil
+}
+
+// take reads len(b) bytes of the stream into b.
+func (s *sock) take(b []byte) error {
+	for len(b) > 0 {
+		if s.rpos == s.rend {
+			if err := s.peek(1); err != nil {
+				return err
+			}
+		}
+		k := copy(b, s.rbuf[s.rpos:s.rend])
+		s.rpos += k
+		b = b[k:]
+	}
+	return nil
 }
 
 // failOwn fails every own request of the connection not yet answered:

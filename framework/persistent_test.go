@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/gocurator/curator"
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/internal/testenv"
@@ -410,5 +411,33 @@ func TestPersistentShared(t *testing.T) {
 	}
 	if got := e1.get(); len(got) != 0 {
 		t.Fatalf("events after Stop: %v", got)
+	}
+}
+
+func TestGetMany(t *testing.T) {
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("getmany")))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	mustCreate(t, c, "/a", "/b")
+	if _, err := c.Set(ctx, "/b", []byte("bee")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.GetMany(ctx, []string{"/a", "/missing", "/b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sb, err := c.Get(ctx, "/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 || res[0].Err != nil || res[0].Stat.NumChildren != 0 ||
+		!errors.Is(res[1].Err, zk.ErrNoNode) ||
+		res[2].Err != nil || string(res[2].Data) != "bee" || *res[2].Stat != *sb {
+		t.Fatalf("GetMany = %+v", res)
+	}
+	if _, err := c.GetMany(ctx, nil); !errors.Is(err, curator.ErrInvalidArgument) {
+		t.Errorf("no path: %v", err)
+	}
+	if _, err := c.GetMany(ctx, []string{"/a", "b"}); !errors.Is(err, curator.ErrInvalidPath) {
+		t.Errorf("bad path: %v", err)
 	}
 }

@@ -122,6 +122,7 @@ type Cache struct {
 	pw        *framework.PersistentWatch // held in the current session; nil if none
 	pwGen     int                        // numbers the watches added: an old one's end is ignored
 	orphans   map[string][]string        // parent -> nodes whose read found it not yet cached
+	noMulti   bool                       // the server has no multiRead: reads one by one
 
 	dmu       sync.Mutex
 	dirty     []string // paths and markers to deliver, in order
@@ -446,7 +447,18 @@ func (c *Cache) loop() {
 				}
 			}
 		}
-		t, have := c.nextLocked()
+		t, have := c.nextLocked(false)
+		var batch []task
+		if have && t.kind == readData && c.recursive && !c.noMulti {
+			batch = append(batch, t)
+			for len(batch) < maxBatch {
+				u, ok := c.nextLocked(true)
+				if !ok {
+					break
+				}
+				batch = append(batch, u)
+			}
+		}
 		c.mu.Unlock()
 		for _, m := range markers {
 			c.mark(m) // not under c.mu: delivery takes c.mu under c.dmu
@@ -464,18 +476,27 @@ func (c *Cache) loop() {
 			return
 		}
 		c.wg.Add(1)
-		go c.run(t)
+		if len(batch) > 1 {
+			go c.runBatch(batch)
+		} else {
+			go c.run(t)
+		}
 	}
 }
 
 // nextLocked takes the first queued task whose path has no read in
-// flight, if fewer than maxReads are.
-func (c *Cache) nextLocked() (task, bool) {
-	if c.running >= maxReads {
+// flight, if fewer than maxReads are (dataOnly: the first such read of
+// data).
+func (c *Cache) nextLocked(dataOnly bool) (task, bool) {
+	limit := maxReads
+	if c.recursive && !c.noMulti {
+		limit = maxBatches * maxBatch // reads in a few multiReads
+	}
+	if c.running >= limit {
 		return task{}, false
 	}
 	for i, t := range c.tasks {
-		if c.busy[t.path] {
+		if c.busy[t.path] || dataOnly && t.kind != readData {
 			continue
 		}
 		if i == 0 {
@@ -514,6 +535,11 @@ func (c *Cache) run(t task) {
 	case addWatch:
 		err = c.addWatch()
 	}
+	c.settle(t, err)
+}
+
+// settle ends t's run with its outcome.
+func (c *Cache) settle(t task, err error) {
 	switch {
 	case errors.Is(err, zk.ErrNoAuth):
 		// Not ours to read: left out of the cache, as a filter would

@@ -157,6 +157,11 @@ func (c *Cache) inScope(path string) bool {
 // its children if it has some that were not listed or changed.
 func (c *Cache) readPlain(path string) error {
 	data, st, err := c.client.Get(c.ctx, path)
+	return c.applyPlain(path, data, st, err)
+}
+
+// applyPlain takes in the outcome of a plain read of path's data.
+func (c *Cache) applyPlain(path string, data []byte, st *framework.Stat, err error) error {
 	if errors.Is(err, zk.ErrNoNode) {
 		return c.gone(path)
 	}
@@ -250,4 +255,45 @@ func (c *Cache) listPlain(path string) error {
 	}
 	e.kids = listed
 	return nil
+}
+
+// maxBatch bounds the data reads of one multiRead (framework.GetMany),
+// and maxBatches the multiReads in flight at once: one at a time, each
+// waits for the server's round trip (a 10,111-node load took 490 ms with
+// one, 250 ms with four; CacheLoad).
+const (
+	maxBatch   = 64
+	maxBatches = 4
+)
+
+// runBatch reads the data of several paths in one request (recursive
+// mode: ZooKeeper's multiRead, each read with its own outcome), on a
+// goroutine of its own, and takes each in as readPlain does. A server
+// without multiRead makes the cache read one by one from then on.
+func (c *Cache) runBatch(ts []task) {
+	defer c.wg.Done()
+	paths := make([]string, len(ts))
+	for i, t := range ts {
+		paths[i] = t.path
+	}
+	res, err := c.client.GetMany(c.ctx, paths)
+	if errors.Is(err, curator.ErrUnimplemented) {
+		c.mu.Lock()
+		c.noMulti = true
+		c.mu.Unlock()
+		for _, t := range ts {
+			c.wg.Add(1)
+			c.run(t) // done(t) there
+		}
+		return
+	}
+	for i, t := range ts {
+		var terr error
+		if err != nil {
+			terr = err
+		} else {
+			terr = c.applyPlain(t.path, res[i].Data, res[i].Stat, res[i].Err)
+		}
+		c.settle(t, terr)
+	}
 }
