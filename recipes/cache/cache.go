@@ -77,14 +77,20 @@ type Event struct {
 // NodeCache is WithMaxDepth(0), PathChildrenCache WithMaxDepth(1) (the
 // path itself included), TreeCache WithMaxDepth(d).
 //
-// It runs on standard watches (go-zookeeper has no addWatch; Curator's
-// compatibility mode does the same): one data watch per cached node and
-// one child watch per cached parent; a change costs O(1) reads (a new
-// node: its data and, if descended, its children; a changed one: its
-// data; a parent's change: its listing), never a re-read of the tree.
-// After a reconnection the client sets the watches again and those that
-// missed a change fire; after a session loss every cached node is read
-// again (EventRebuilt), and only real differences are reported.
+// On ZooKeeper 3.6+ it runs as CuratorCache does: one persistent
+// recursive watch on the root (framework.AddWatch), set before the first
+// read, and reads without watches (the data in multiReads, children
+// listed only where a node has some); after a resumed connection, which
+// persistent watches do not replay, it reads every cached node again and
+// reports only real differences (recursive.go). On older servers, and
+// WithOneShotWatches, it runs on standard watches instead: one data watch
+// per cached node and one child watch per cached parent; a change costs
+// O(1) reads (a new node: its data and, if descended, its children; a
+// changed one: its data; a parent's change: its listing), never a
+// re-read of the tree; after a reconnection the client sets the watches
+// again and those that missed a change fire. Either way, after a session
+// loss every cached node is read again (EventRebuilt), and only real
+// differences are reported.
 //
 // Delivery: events go to listeners (AddListener) and the Events channel
 // from one goroutine of the cache, never from the client's, in the order
@@ -308,9 +314,10 @@ func (c *Cache) Events() <-chan Event {
 }
 
 // Close stops the cache: every goroutine of it ends and every watch
-// waiter is stopped before it returns (ZooKeeper keeps the server's side
-// of a watch until it fires: go-zookeeper cannot remove one). The cached
-// nodes stay readable. Closing twice is a no-op. Not from a listener: it
+// waiter is stopped before it returns; the persistent watch is removed
+// from the server (bounded by the client's session timeout; one-shot
+// mode: ZooKeeper keeps the server's side of a watch until it fires). The
+// cached nodes stay readable. Closing twice is a no-op. Not from a listener: it
 // waits for the goroutine that calls the listeners.
 func (c *Cache) Close() error {
 	c.mu.Lock()
