@@ -254,12 +254,18 @@ func (r *persistReg) dispatch(t zk.EventType, path string) {
 }
 
 // push queues ev for w's function (see PersistentWatch: bounded).
-func (w *PersistentWatch) push(ev Event) {
+func (w *PersistentWatch) push(ev Event) { w.queueEvent(ev, false) }
+
+// end queues ev, the watch's last event.
+func (w *PersistentWatch) end(ev Event) { w.queueEvent(ev, true) }
+
+func (w *PersistentWatch) queueEvent(ev Event, last bool) {
 	w.qmu.Lock()
 	if w.ended {
 		w.qmu.Unlock()
 		return
 	}
+	w.ended = last
 	if len(w.queue) >= maxPersistentQueue {
 		w.queue = append(w.queue[:0], Event{Type: EventMissed, Path: w.path})
 	}
@@ -270,14 +276,6 @@ func (w *PersistentWatch) push(ev Event) {
 	if start {
 		go w.drain()
 	}
-}
-
-// end queues ev, the watch's last event.
-func (w *PersistentWatch) end(ev Event) {
-	w.push(ev)
-	w.qmu.Lock()
-	w.ended = true
-	w.qmu.Unlock()
 }
 
 func (w *PersistentWatch) drain() {

@@ -126,6 +126,7 @@ type Cache struct {
 	// The persistent recursive watch (recursive mode: recursive.go).
 	recursive bool                       // the cache runs on one persistent recursive watch
 	pw        *framework.PersistentWatch // held in the current session; nil if none
+	pwSession *framework.Session         // the session pw was added in (Session() before the add)
 	pwGen     int                        // numbers the watches added: an old one's end is ignored
 	orphans   map[string][]string        // parent -> nodes whose read found it not yet cached
 	noMulti   bool                       // the server has no multiRead: reads one by one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -49,13 +50,21 @@ func (c *Cache) isRecursive() bool {
 // back to one-shot watches.
 func (c *Cache) addWatch() error {
 	c.mu.Lock()
-	held := c.pw != nil
+	// Held in this session: a session loss's NotWatching may not have
+	// reached onPersistent yet when the rebuild runs this.
+	held := c.pw != nil && c.pwSession == c.client.Session()
+	old := c.pw
 	if !held {
 		c.pwGen++
+		c.pw = nil
 	}
 	gen := c.pwGen
 	c.mu.Unlock()
 	if !held {
+		// One watch of the cache's at a time: an older one still alive
+		// (added as a session ended) would hold the server's after Close.
+		c.stopWatch(old)
+		session := c.client.Session() // before: a watch added in a later session is added once more (the older stopped)
 		w, err := c.client.AddWatch(c.ctx, c.root, true, func(ev framework.Event) { c.onPersistent(gen, ev) })
 		if errors.Is(err, curator.ErrUnimplemented) {
 			c.client.Logger().Warn("cache: the server has no persistent watches (ZooKeeper before 3.6); using one-shot watches", "path", c.root)
@@ -74,7 +83,7 @@ func (c *Cache) addWatch() error {
 			c.stopWatch(w)
 			return nil
 		}
-		c.pw = w
+		c.pw, c.pwSession = w, session
 		c.mu.Unlock()
 	}
 	c.mu.Lock()
@@ -91,13 +100,19 @@ func (c *Cache) rereadLocked() {
 	}
 }
 
+// stopWait bounds Close's removal of the watch (a client cut off from
+// the server: the server drops it with the session, or the client sets
+// it again on resuming and a later Stop is not made; see
+// framework.PersistentWatch.Stop).
+const stopWait = 5 * time.Second
+
 // stopWatch removes the persistent watch from the server (Close: the
 // server holds no watch of the cache's after it).
 func (c *Cache) stopWatch(w *framework.PersistentWatch) {
 	if w == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.client.SessionTimeout())
+	ctx, cancel := context.WithTimeout(context.Background(), min(c.client.SessionTimeout(), stopWait))
 	defer cancel()
 	if err := w.Stop(ctx); err != nil {
 		c.client.Logger().Warn("cache: removing the persistent watch failed; the server keeps it until the session ends", "path", c.root, "err", err)
