@@ -441,3 +441,62 @@ func TestGetMany(t *testing.T) {
 		t.Errorf("bad path: %v", err)
 	}
 }
+
+// An own request whose reply is lost with its connection (addWatch,
+// removeWatches: the server did it) fails as a connection loss inside
+// the retry loop and is sent again on the resumed connection: AddWatch
+// and Stop succeed, and the server ends with the watch, then without it.
+func TestPersistentRepliesLost(t *testing.T) {
+	p := startProxyFor(t)
+	ns := testenv.Uniq("pwlost")
+	c := newClient(t, p.Addr(), framework.WithNamespace(ns), framework.WithSessionTimeout(10*time.Second))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	sess := c.Session()
+	ev := newEvents()
+	held := p.HoldReply(zktest.OpAddWatch)
+	type added struct {
+		w   *framework.PersistentWatch
+		err error
+	}
+	done := make(chan added, 1)
+	go func() {
+		w, err := c.AddWatch(ctx, "/h", true, ev.fn)
+		done <- added{w, err}
+	}()
+	if err := held.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held.Drop()
+	a := testenv.Recv(t, done, testenv.WaitLong, "AddWatch")
+	if a.err != nil {
+		t.Fatalf("AddWatch across a lost reply: %v", a.err)
+	}
+	if c.Session() != sess {
+		t.Fatal("session not resumed")
+	}
+	mustCreate(t, c, "/h")
+	testenv.Eventually(t, testenv.WaitLong, "the creation's event", func() error {
+		for _, e := range ev.get() {
+			if e.Type == framework.EventNodeCreated && e.Path == "/h" {
+				return nil
+			}
+		}
+		return fmt.Errorf("events %v", ev.get())
+	})
+	if n := serverWatches(t, testenv.Shared(), "/"+ns+"/h"); n != 1 {
+		t.Fatalf("server holds %d watches, want 1", n)
+	}
+	held = p.HoldReply(zktest.OpRemoveWatches)
+	stopped := make(chan error, 1)
+	go func() { stopped <- a.w.Stop(ctx) }()
+	if err := held.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held.Drop()
+	if err := testenv.Recv(t, stopped, testenv.WaitLong, "Stop"); err != nil {
+		t.Fatalf("Stop across a lost reply: %v", err)
+	}
+	if n := serverWatches(t, testenv.Shared(), "/"+ns+"/h"); n != 0 {
+		t.Fatalf("server holds %d watches after Stop, want 0", n)
+	}
+}
