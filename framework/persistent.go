@@ -51,8 +51,8 @@ type PersistentWatch struct {
 }
 
 // maxPersistentQueue bounds the events waiting for a persistent watch's
-// function (see PersistentWatch).
-const maxPersistentQueue = 1 << 16
+// function (see PersistentWatch); a variable for tests.
+var maxPersistentQueue = 1 << 16
 
 // Path returns the watched path, as the caller named it.
 func (w *PersistentWatch) Path() string { return w.path }
@@ -61,25 +61,33 @@ func (w *PersistentWatch) Path() string { return w.path }
 // with its links (flip, started).
 //
 // The ZOOKEEPER-4466 invariant. ZooKeeper 3.6-3.8 keeps one watch mode
-// per (connection, path) in each of its two watch tables (WatcherModeManager):
-// a one-shot watch set on a node where the session holds a persistent one
-// makes it one-shot (the next event removes it), and a removeWatches
-// removes both. So while an entry for path P is here (from before its
-// addWatch is written until its removeWatches is answered, or the session
-// ends), no read of P is written with the watch flag for the kinds the
-// persistent watch covers (data and exist; child too when not recursive;
-// flip asks covers): the one-shot waiter's entry is armed without a server
-// watch, and fired by the persistent watch's events, which include every
-// event its server watch would have had. When the entry goes (Stop, a
-// failed AddWatch) or a resumed connection cannot replay (resumed), every
-// one-shot entry of P is fired at once (a spurious wakeup: waiters re-read),
-// since the server holds no one-shot watch of ours on P then (removeWatches
-// Any removed the child watch a recursive one left alone). Relies on: the
-// server handling a session's requests in order; flip running on the one
-// sending goroutine under the connection's write lock, as the own
-// requests' writes. Broken by: a persistent and a one-shot watch on P set
-// by two clients' sessions? No: modes are per connection. Attacked by:
-// TestPersistentAndOneShotOnOnePath.
+// per (connection, path) in each of its two watch tables
+// (WatcherModeManager): a one-shot watch set on a node where the session
+// holds a persistent one makes it one-shot (the next event removes it: the
+// persistent watch is gone, silently), and a removeWatches Any removes
+// both. So while an entry for path P is here (from before its addWatch is
+// written until its removeWatches is answered, or the session ends), no
+// read of P is written with the watch flag for the kinds the persistent
+// watch covers (data and exist; child too when not recursive; flip asks
+// covers): the one-shot waiter's entry is armed without a server watch and
+// fired by the persistent watch's events, which include every event its
+// server watch would have had. A child watch beside a recursive one is
+// set: recursive watches never deliver NodeChildrenChanged; 3.6-3.8 put a
+// recursive watch in the child table too (DataTree.addWatch), where the
+// child watch makes that copy one-shot, which loses nothing (the recursive
+// watch's events come from the data table). A one-shot watch armed before
+// the addWatch is made persistent by it and fires as usual. When the
+// entry goes (Stop, a failed AddWatch) or a resumed connection cannot
+// replay (resumed), every one-shot entry of P is fired at once (a spurious
+// wakeup: waiters re-read), since the server then holds no one-shot watch
+// of ours on P (removeWatches Any took the child watch too) or none that
+// would replay. Relies on: the server handling a session's requests in
+// order; flip running on go-zookeeper's one sending goroutine under the
+// connection's write lock, as the own requests' writes do; modes being
+// per connection (other sessions' watches do not interfere). Broken by: a
+// read of P flagged by go-zookeeper itself (never: it is asked for no
+// watch). Attacked by: TestPersistentAndOneShotOnOnePath (it fails with
+// the flag set: the persistent watch misses the second change).
 type persistReg struct {
 	mux   *watchMux
 	paths pather

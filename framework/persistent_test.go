@@ -500,3 +500,66 @@ func TestPersistentRepliesLost(t *testing.T) {
 		t.Fatalf("server holds %d watches after Stop, want 0", n)
 	}
 }
+
+// A consumer that falls behind costs bounded memory: past the bound the
+// waiting events are replaced by one EventMissed, and the events after
+// it are delivered.
+func TestPersistentSlowConsumerBounded(t *testing.T) {
+	later := testenv.RestoreLater(t)
+	later(framework.SetMaxPersistentQueue(4))
+	c := newClient(t, testenv.Shared().ConnectString(), framework.WithNamespace(testenv.Uniq("pwslow")))
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	mustCreate(t, c, "/q")
+	block := make(chan struct{})
+	ev := newEvents()
+	first := true
+	w, err := c.AddWatch(ctx, "/q", true, func(e framework.Event) {
+		if first {
+			first = false
+			<-block
+		}
+		ev.fn(e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(ctx)
+	for i := range 10 {
+		if _, err := c.Set(ctx, "/q", []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The tenth change's event is queued once a one-shot watch set after
+	// it has fired: the client reads events in order.
+	_, _, ow, err := c.ExistsW(ctx, "/q/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, "/q/x")
+	waitEvent(t, ow, testenv.WaitLong)
+	close(block)
+	// The first event was being delivered; of the ten behind it the queue
+	// (4) overflowed twice, the second time at the ninth: Missed, then
+	// the ninth, the tenth and the creation.
+	ev.waitFor(t, "NodeDataChanged /q", "Missed /q", "NodeDataChanged /q", "NodeDataChanged /q", "NodeCreated /q/x")
+}
+
+func TestParseMultiReadMalformed(t *testing.T) {
+	good := []byte{
+		0, 0, 0, 4, 0, 255, 255, 255, 255, // header: getData, not done, err -1
+		0, 0, 0, 1, 'x', // data
+	}
+	good = append(good, make([]byte, 68)...)                       // stat
+	good = append(good, 255, 255, 255, 255, 1, 255, 255, 255, 255) // done
+	if res, err := framework.ParseMultiRead(good, 1); err != nil || string(res[0].Data) != "x" {
+		t.Fatalf("good reply: %v, %v", res, err)
+	}
+	for n := range len(good) {
+		if _, err := framework.ParseMultiRead(good[:n], 1); err == nil {
+			t.Errorf("reply cut at %d bytes: no error", n)
+		}
+	}
+	if _, err := framework.ParseMultiRead(good, 2); err == nil {
+		t.Error("one result for two reads: no error")
+	}
+}

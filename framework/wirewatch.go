@@ -227,6 +227,14 @@ func (l *link) started(resumed bool) (pkts [][]byte, persistent bool) {
 		return nil, false
 	}
 	for k := range l.held {
+		if l.persist.covers(k) {
+			// A one-shot watch armed before the persistent one on its node
+			// (which the server made persistent): not sent as one-shot,
+			// whatever order the server adds the lists in; its waiters are
+			// fired by persistReg.resumed.
+			delete(l.held, k)
+			continue
+		}
 		i := 0
 		switch k.kind {
 		case watchExist:

@@ -253,6 +253,15 @@ func testCacheBasic(t *testing.T) {
 		}
 	})
 	converged(t, ctx, other, cc, k, root)
+	if !cache.DefaultOneShot() {
+		m, err := testenv.Shared().WatchesByPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(m[testenv.Shared().Chroot()+root]); n != 1 {
+			t.Errorf("%d sessions watch the root, want the cache's", n)
+		}
+	}
 	// The load's events may reach a listener added after Start returned
 	// (Start returns once the load is cached, not delivered): a fence
 	// node's event comes after them all.
@@ -302,6 +311,15 @@ func testCacheBasic(t *testing.T) {
 	}
 	if _, w := c.WatchStats(); w != 0 {
 		t.Errorf("%d watch waiters after Close", w)
+	}
+	if !cache.DefaultOneShot() { // Close removed the recursive watch from the server
+		m, err := testenv.Shared().WatchesByPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(m[testenv.Shared().Chroot()+root]); n != 0 {
+			t.Errorf("%d sessions watch the root after Close", n)
+		}
 	}
 	if err := cc.Start(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("Start after Close: %v", err)

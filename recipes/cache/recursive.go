@@ -132,8 +132,7 @@ func (c *Cache) onPersistent(gen int, ev framework.Event) {
 		if c.inScope(ev.Path) {
 			c.enqueueLocked(task{ev.Path, readData})
 		}
-	case framework.EventMissed:
-		c.met.Rebuild()
+	case framework.EventMissed: // a resumed connection (not a rebuild: the session lived)
 		c.rereadLocked()
 	case framework.EventNotWatching:
 		if gen != c.pwGen {
