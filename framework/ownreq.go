@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/gocurator/curator"
@@ -93,9 +92,6 @@ func (l *link) sendFor(op int32, body []byte, onReply func(int32), wantBody bool
 	}
 	s.own[xid] = call
 	s.ownMu.Unlock()
-	if h := ownWriteHook.Load(); h != nil {
-		(*h)(op)
-	}
 	s.stamp(p, nil)
 	_, err := s.Conn.Write(p)
 	s.wmu.Unlock()
@@ -109,10 +105,6 @@ func (l *link) sendFor(op int32, body []byte, onReply func(int32), wantBody bool
 	}
 	return r, nil
 }
-
-// ownWriteHook, if set (tests only), runs before an own request is
-// written, with its op code, under the connection's write lock.
-var ownWriteHook atomic.Pointer[func(op int32)]
 
 // ownReply reads the reply (total bytes, its header peeked) of an own
 // request and hands it to its waiter (on the reading goroutine).

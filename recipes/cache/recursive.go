@@ -13,7 +13,8 @@ import (
 )
 
 // Recursive mode: CuratorCache's way. One persistent recursive watch on
-// the root (framework.AddWatch), set before the first read so that no
+// the root (framework.AddWatch; non-recursive for WithMaxDepth(0), as
+// Curator's SINGLE_NODE_CACHE), set before the first read so that no
 // change falls between, and reads without watches: each node's data,
 // and its children only when its stat says it has some (NumChildren > 0)
 // and they were never listed or its cversion moved: a recursive watch
@@ -65,7 +66,11 @@ func (c *Cache) addWatch() error {
 		// (added as a session ended) would hold the server's after Close.
 		c.stopWatch(old)
 		session := c.client.Session() // before: a watch added in a later session is added once more (the older stopped)
-		w, err := c.client.AddWatch(c.ctx, c.root, true, func(ev framework.Event) { c.onPersistent(gen, ev) })
+		// A cache of the root alone (WithMaxDepth(0), NodeCache) needs
+		// no event of the subtree: a non-recursive watch (Curator's
+		// SINGLE_NODE_CACHE), whose children events are ignored.
+		recursive := c.o.maxDepth != 0
+		w, err := c.client.AddWatch(c.ctx, c.root, recursive, func(ev framework.Event) { c.onPersistent(gen, ev) })
 		if errors.Is(err, curator.ErrUnimplemented) {
 			c.client.Logger().Warn("cache: the server has no persistent watches (ZooKeeper before 3.6); using one-shot watches", "path", c.root)
 			c.mu.Lock()
@@ -129,6 +134,7 @@ func (c *Cache) onPersistent(gen int, ev framework.Event) {
 	}
 	switch ev.Type {
 	case framework.EventNodeCreated, framework.EventNodeDataChanged, framework.EventNodeDeleted:
+		// (NodeChildrenChanged, of a non-recursive watch, is ignored.)
 		if c.inScope(ev.Path) {
 			c.enqueueLocked(task{ev.Path, readData})
 		}
