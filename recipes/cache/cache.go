@@ -104,24 +104,25 @@ type Cache struct {
 	root   string
 	o      options
 
-	mu         sync.Mutex
-	nodes      map[string]*entry
-	tasks      []task
-	queued     map[task]bool
-	busy       map[string]bool // paths with a read in flight: one at a time per path
-	running    int             // reads in flight
-	retrying   int
-	wake       chan struct{}
-	started    bool
-	closed     bool
-	inited     bool
-	lost       int  // session losses the client told of since Start
-	handled    int  // of which a rebuild has begun
-	owed       int  // Rebuilt events due once the rebuild under way is done
-	rebuilding bool // a rebuild is under way
-	initDone   chan struct{}
-	unlisten   func()       // removes onState from the client
-	hookRetry  func(t task) // tests: runs before a failed task is queued again
+	mu           sync.Mutex
+	nodes        map[string]*entry
+	tasks        []task
+	queued       map[task]bool
+	busy         map[string]bool // paths with a read in flight: one at a time per path
+	running      int             // reads in flight
+	retrying     int
+	wake         chan struct{}
+	started      bool
+	closed       bool
+	inited       bool
+	lost         int  // session losses the client told of since Start
+	handled      int  // of which a rebuild has begun
+	owed         int  // Rebuilt events due once the rebuild under way is done
+	rebuilding   bool // a rebuild is under way
+	initDone     chan struct{}
+	unlisten     func()       // removes onState from the client
+	hookRetry    func(t task) // tests: runs before a failed task is queued again
+	hookAddWatch func() error // tests: its error stands for addWatch's
 
 	// The persistent recursive watch (recursive mode: recursive.go).
 	recursive bool                       // the cache runs on one persistent recursive watch

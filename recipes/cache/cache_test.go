@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -510,5 +511,46 @@ func testCacheRootMadeLater(t *testing.T) {
 	}
 	converged(t, ctx, other, cc, k, root)
 	mk(t, ctx, other, root+"/b")
+	converged(t, ctx, other, cc, k, root)
+}
+
+// A server without addWatch (before ZooKeeper 3.6: UNIMPLEMENTED, as the
+// hook answers here) makes the cache fall back to one-shot watches: it
+// loads, sets a data watch per node, and follows changes.
+func TestCacheFallsBackToOneShot(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := newClient(t, testenv.Shared().ConnectString())
+	other := newClient(t, testenv.Shared().ConnectString())
+	root := testenv.Path(t, "/fallback")
+	mk(t, ctx, other, root+"/a", root+"/b")
+	cc, err := cache.New(c, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	var asked atomic.Int32
+	cache.SetAddWatchHook(cc, func() error { asked.Add(1); return curator.ErrUnimplemented })
+	k := newConsumer(t)
+	cc.AddListener(k.on)
+	if err := cc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	converged(t, ctx, other, cc, k, root)
+	if n := asked.Load(); n != 1 {
+		t.Errorf("addWatch asked %d times, want 1", n)
+	}
+	m, err := testenv.Shared().WatchesByPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{root, root + "/a", root + "/b"} {
+		if len(m[testenv.Shared().Chroot()+p]) != 1 {
+			t.Errorf("no one-shot watch on %s: %v", p, m[testenv.Shared().Chroot()+p])
+		}
+	}
+	mk(t, ctx, other, root+"/c")
+	if _, err := other.Set(ctx, root+"/a", []byte("a2")); err != nil {
+		t.Fatal(err)
+	}
 	converged(t, ctx, other, cc, k, root)
 }

@@ -17,3 +17,8 @@ func SetDefaultOneShot(on bool) (restore func()) {
 
 // DefaultOneShot reports whether New uses one-shot watches by default.
 func DefaultOneShot() bool { return defaultOneShot }
+
+// SetAddWatchHook arms fn (before Start) to run before each addWatch of
+// c; an error it returns stands for the server's answer (a server before
+// ZooKeeper 3.6: curator.ErrUnimplemented).
+func SetAddWatchHook(c *Cache, fn func() error) { c.hookAddWatch = fn }

@@ -70,7 +70,14 @@ func (c *Cache) addWatch() error {
 		// no event of the subtree: a non-recursive watch (Curator's
 		// SINGLE_NODE_CACHE), whose children events are ignored.
 		recursive := c.o.maxDepth != 0
-		w, err := c.client.AddWatch(c.ctx, c.root, recursive, func(ev framework.Event) { c.onPersistent(gen, ev) })
+		var w *framework.PersistentWatch
+		var err error
+		if c.hookAddWatch != nil {
+			err = c.hookAddWatch()
+		}
+		if err == nil {
+			w, err = c.client.AddWatch(c.ctx, c.root, recursive, func(ev framework.Event) { c.onPersistent(gen, ev) })
+		}
 		if errors.Is(err, curator.ErrUnimplemented) {
 			c.client.Logger().Warn("cache: the server has no persistent watches (ZooKeeper before 3.6); using one-shot watches", "path", c.root)
 			c.mu.Lock()
