@@ -101,6 +101,12 @@ var (
 	// time or the writes under it lost too: nothing was written (Curator's
 	// succeeded() false). Try again later, or with a patient policy.
 	ErrContention = errors.New("contention: compare-and-set retries exhausted")
+
+	// ErrUnimplemented: the server does not implement the request
+	// (ZooKeeper's UNIMPLEMENTED): a persistent watch (addWatch) asked of a
+	// server before ZooKeeper 3.6. A caller with another way falls back to
+	// it (recipes/cache uses one-shot watches then).
+	ErrUnimplemented = errors.New("not implemented by the server")
 )
 
 // invalidPath is ErrInvalidPath: a kind of ErrInvalidArgument.

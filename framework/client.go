@@ -30,7 +30,8 @@ type Client struct {
 
 	events  *queue[event]
 	watches *watchMux
-	reads   watchReads // watched reads under way: their links set the watch flag (wirewatch.go)
+	persist *persistReg // persistent watches (persistent.go)
+	reads   watchReads  // watched reads under way: their links set the watch flag (wirewatch.go)
 	bg      *background
 	redial  chan struct{} // asks the dialer goroutine for a new connection
 
@@ -124,6 +125,8 @@ func New(connectString string, opts ...Option) (*Client, error) {
 		listeners:   map[*listener]struct{}{},
 		lookupHost:  net.DefaultResolver.LookupHost,
 	}
+	c.persist = newPersistReg(c.watches, c.paths)
+	c.persist.log = c.opts.logger.Error
 	c.bg = newBackground(c)
 	c.initTelemetry() // metrics and traces (telemetry.go)
 	for _, fn := range o.listeners {
@@ -160,7 +163,7 @@ func (c *Client) dial() error {
 		c.mu.Unlock()
 		return curator.ErrClosed
 	}
-	l := newLink(c.nextGenLocked(), c.opts.dialer, len(c.opts.auths), &c.reads)
+	l := newLink(c.nextGenLocked(), c.opts.dialer, len(c.opts.auths), &c.reads, c.persist)
 	l.handshake = c.opts.handshakeTimeout()
 	lookup := c.lookupHost
 	c.mu.Unlock()
@@ -182,6 +185,7 @@ func (c *Client) dial() error {
 			// block.
 			if int64(l.gen) == c.liveGen.Load() {
 				c.watches.fire(ev.Type, ev.Path)
+				c.persist.dispatch(ev.Type, ev.Path)
 			}
 			return
 		}
@@ -475,6 +479,7 @@ func (c *Client) loseSessionLocked(cause error) {
 	c.stopExpireTimerLocked()
 	c.post(StateLost)
 	c.watches.invalidateAll(cause)
+	c.persist.invalidateAll(cause)
 }
 
 // onExpireTimerLocked declares the session lost once, disconnected, the
@@ -662,6 +667,7 @@ func (c *Client) Close() error {
 	}
 	c.stopListenersLocked()
 	c.watches.invalidateAll(curator.ErrClosed)
+	c.persist.invalidateAll(curator.ErrClosed)
 	c.mu.Unlock()
 	c.cancel()
 	closeConn(conn, evs, l)

@@ -34,7 +34,12 @@
 //     server watch per node and kind is asked for; the client keeps the
 //     session's watches and sets them again on reconnection itself
 //     (go-zookeeper is never asked for one: its registry races,
-//     go-zookeeper/zk#35).
+//     go-zookeeper/zk#35);
+//   - what go-zookeeper v1.0.4 cannot send, written by the client itself
+//     on go-zookeeper's connection: persistent and persistent recursive
+//     watches (AddWatch, Curator's PersistentWatcher; removed by Stop,
+//     set again with SetWatches2 on a resumed connection) and several
+//     nodes' data in one request (GetMany, ZooKeeper's multiRead).
 //
 // In Curator's terms: New with its Options is CuratorFrameworkFactory's
 // builder(), Multi is transaction().forOperations(), and each call's

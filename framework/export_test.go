@@ -86,3 +86,17 @@ func SetHandleHook(f func(state zk.State)) (restore func()) {
 	old := handleHook.Swap(&f)
 	return func() { handleHook.Store(old) }
 }
+
+// CodeError maps a reply's error code as the own requests do.
+var CodeError = codeError
+
+// ParseMultiRead decodes a multiRead reply body of n getData results.
+var ParseMultiRead = parseMultiRead
+
+// SetMaxPersistentQueue bounds the events waiting for a persistent
+// watch's function; restore undoes it.
+func SetMaxPersistentQueue(n int) (restore func()) {
+	old := maxPersistentQueue
+	maxPersistentQueue = n
+	return func() { maxPersistentQueue = old }
+}

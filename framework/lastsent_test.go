@@ -19,7 +19,7 @@ func TestLinkKnowsWhenTheLastRequestAnsweredWasSent(t *testing.T) {
 	binary.BigEndian.PutUint32(resp[8:], 4000) // timeOut
 	binary.BigEndian.PutUint64(resp[12:], 0x42)
 	rc := &recConn{}
-	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 0, &watchReads{})
+	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 0, &watchReads{}, nil)
 	nc, err := l.dialer("tcp", "x:1", time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestLinkKnowsWhenTheLastRequestAnsweredWasSent(t *testing.T) {
 // grow it.
 func TestSockInflightStaysSmall(t *testing.T) {
 	rc := &recConn{}
-	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 0, &watchReads{})
+	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 0, &watchReads{}, nil)
 	nc, err := l.dialer("tcp", "x:1", time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ type link struct {
 	dial      Dialer
 	needAuth  int           // credentials the client sends on each connection
 	reads     *watchReads   // the client's watched reads under way
+	persist   *persistReg   // the client's persistent watches (persistent.go)
 	handshake time.Duration // bounds each socket's handshake, from its dial (0: go-zookeeper's)
 
 	negotiated atomic.Int64 // ms granted in the latest handshake
@@ -50,6 +51,8 @@ type link struct {
 	pending  map[int32]watchKey      // xids of watched reads written, until answered
 	npending atomic.Int32            // len(pending), read without the lock on every reply
 	held     map[watchKey]struct{}   // the session's watches, as the server holds them
+	cur      *sock                   // the connection whose handshake is done, for own requests (ownreq.go); nil if none
+	ownSeq   atomic.Uint32           // numbers own requests (ownreq.go)
 }
 
 // Op codes of ZooKeeper's protocol that the write gate lets through before
@@ -73,8 +76,8 @@ var errLinkClosed = errors.New("framework: connection retired")
 // for a connection loss: the request is retried once authenticated.
 var errUnauthenticated = errors.New("framework: request held back: credentials not yet sent on this connection")
 
-func newLink(gen int, d Dialer, needAuth int, reads *watchReads) *link {
-	return &link{gen: gen, dial: d, needAuth: needAuth, reads: reads,
+func newLink(gen int, d Dialer, needAuth int, reads *watchReads, persist *persistReg) *link {
+	return &link{gen: gen, dial: d, needAuth: needAuth, reads: reads, persist: persist,
 		socks: map[*sock]struct{}{}, expects: map[string]*expectation{},
 		pending: map[int32]watchKey{}, held: map[watchKey]struct{}{}}
 }
@@ -165,7 +168,7 @@ func (l *link) dialer(network, address string, timeout time.Duration) (net.Conn,
 	if err != nil {
 		return nil, err
 	}
-	s := &sock{Conn: nc, l: l}
+	s := &sock{Conn: nc, l: l, own: map[int32]*ownCall{}}
 	if l.handshake > 0 {
 		s.shakeBy = time.Now().Add(l.handshake)
 	}
@@ -185,8 +188,10 @@ func (l *link) kill() {
 	l.dead = true
 	socks := l.socks
 	l.socks = map[*sock]struct{}{}
+	l.cur = nil
 	l.mu.Unlock()
 	for s := range socks {
+		s.failOwn()
 		s.Conn.Close()
 	}
 }
@@ -282,6 +287,10 @@ type sock struct {
 	sid       int64    // the session id it asked to resume (0: a new session)
 	auths     int      // setAuth requests written
 	afterAuth [][]byte // SetWatches to write once the credentials are
+
+	ownMu   sync.Mutex
+	own     map[int32]*ownCall // own requests written, by xid, until answered (ownreq.go)
+	ownDead bool               // the connection is gone: no own request is written on it
 }
 
 // sendStamp is when the request of an xid was written, and the expected
@@ -414,8 +423,14 @@ func (s *sock) packet() error {
 			}
 		}
 	case xid == setWatchesXid:
+		if code := int32(binary.BigEndian.Uint32(h[16:20])); code != 0 {
+			s.l.persist.refused(code) // the watches are not set again: say so (persistent.go)
+		}
 		s.left = 0
 		return s.skip(total)
+	case isOwnXid(xid): // an own request's reply (ownreq.go): go-zookeeper never sees it
+		s.left = 0
+		return s.ownReply(xid, int32(binary.BigEndian.Uint32(h[16:20])), total)
 	}
 	return nil
 }
@@ -453,7 +468,19 @@ func (s *sock) handshake(h []byte, total int) error {
 	sid := int64(binary.BigEndian.Uint64(h[12:20]))
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	pkts := s.l.started(sid != 0 && sid == s.sid)
+	resumed := sid != 0 && sid == s.sid
+	pkts, persistent := s.l.started(resumed)
+	s.l.mu.Lock()
+	if !s.l.dead {
+		s.l.cur = s
+	}
+	s.l.mu.Unlock()
+	if persistent {
+		// Persistent watches do not replay what changed while disconnected
+		// (ZOOKEEPER-4655): their owners are told they may have missed
+		// events, here, before any event of this connection is read.
+		s.l.persist.resumed()
+	}
 	if s.auths < s.l.needAuth {
 		s.afterAuth = pkts
 		return nil
@@ -589,6 +616,10 @@ var sockWriteHook atomic.Pointer[func(p []byte)]
 func (s *sock) Close() error {
 	s.l.mu.Lock()
 	delete(s.l.socks, s)
+	if s.l.cur == s {
+		s.l.cur = nil
+	}
 	s.l.mu.Unlock()
+	s.failOwn()
 	return s.Conn.Close()
 }

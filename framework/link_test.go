@@ -46,7 +46,7 @@ func TestSockHoldsRequestsUntilAuthSent(t *testing.T) {
 	binary.BigEndian.PutUint32(resp[0:], 36)
 	binary.BigEndian.PutUint32(resp[8:], 4000) // timeOut
 	rc := &recConn{in: resp}
-	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 2, &watchReads{})
+	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return rc, nil }, 2, &watchReads{}, nil)
 	nc, err := l.dialer("tcp", "x:1", time.Second)
 	if err != nil {
 		t.Fatal(err)

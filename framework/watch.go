@@ -17,6 +17,11 @@ const (
 	// EventNotWatching: the watch ended without a node event because the
 	// session was lost or the client closed; Event.Err says which.
 	EventNotWatching
+	// EventMissed (persistent watches only): events may have been missed,
+	// because the connection was resumed (ZooKeeper does not replay what
+	// changed while disconnected to a persistent watch) or the consumer
+	// fell too far behind; the watch goes on. Re-read what you watch.
+	EventMissed
 )
 
 func (t EventType) String() string {
@@ -31,6 +36,8 @@ func (t EventType) String() string {
 		return "NodeChildrenChanged"
 	case EventNotWatching:
 		return "NotWatching"
+	case EventMissed:
+		return "Missed"
 	}
 	return "Unknown"
 }

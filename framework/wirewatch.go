@@ -143,6 +143,13 @@ func (l *link) flip(p []byte) {
 	if !ok {
 		return
 	}
+	if l.persist.covers(k) {
+		// ZOOKEEPER-4466: a persistent watch of ours is held (or being
+		// added) on this node, and its events fire this read's entry; a
+		// one-shot watch on the same node would take its place on the
+		// server. See persistReg.
+		return
+	}
 	p[len(p)-1] = 1
 	l.mu.Lock()
 	l.pending[int32(binary.BigEndian.Uint32(p[4:8]))] = k
@@ -202,8 +209,9 @@ func (l *link) fired(t int32, p []byte) {
 // answered now. A new session holds no watch; a resumed one gets its
 // watches back through the packets returned (SetWatches requests, relative
 // to the latest reply read: the server fires at once those whose node
-// changed since).
-func (l *link) started(resumed bool) [][]byte {
+// changed since; SetWatches2 when persistent watches are held, which the
+// server just adds again). persistent says whether any was.
+func (l *link) started(resumed bool) (pkts [][]byte, persistent bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	clear(l.pending)
@@ -211,13 +219,22 @@ func (l *link) started(resumed bool) [][]byte {
 	if !resumed {
 		clear(l.held)
 		l.lastZxid.Store(0)
-		return nil
+		return nil, false
 	}
-	if len(l.held) == 0 {
-		return nil
+	var lists [5][]string // data, exist, child, persistent, persistent recursive: SetWatches2's order
+	lists[3], lists[4] = l.persist.lists()
+	if len(l.held) == 0 && len(lists[3])+len(lists[4]) == 0 {
+		return nil, false
 	}
-	var lists [3][]string // data, exist, child: SetWatches' order
 	for k := range l.held {
+		if l.persist.covers(k) {
+			// A one-shot watch armed before the persistent one on its node
+			// (which the server made persistent): not sent as one-shot,
+			// whatever order the server adds the lists in; its waiters are
+			// fired by persistReg.resumed.
+			delete(l.held, k)
+			continue
+		}
 		i := 0
 		switch k.kind {
 		case watchExist:
@@ -227,27 +244,33 @@ func (l *link) started(resumed bool) [][]byte {
 		}
 		lists[i] = append(lists[i], k.path)
 	}
-	return encodeSetWatches(l.lastZxid.Load(), lists)
+	persistent = len(lists[3])+len(lists[4]) > 0
+	return encodeSetWatches(l.lastZxid.Load(), lists, persistent), persistent
 }
 
 // encodeSetWatches returns SetWatches packets (length, xid, op code,
 // relativeZxid, three string vectors) for the paths, each under
-// setWatchesMax.
-func encodeSetWatches(zxid int64, lists [3][]string) [][]byte {
+// setWatchesMax; SetWatches2 packets (five vectors: the persistent and
+// persistent recursive watches last) if v2.
+func encodeSetWatches(zxid int64, lists [5][]string, v2 bool) [][]byte {
 	var (
 		pkts [][]byte
-		cur  [3][]string
+		cur  [5][]string
 		size int
 	)
-	const fixed = 4 + 4 + 4 + 8 + 3*4
+	nl, op := 3, uint32(opSetWatches)
+	if v2 {
+		nl, op = 5, opSetWatches2
+	}
+	fixed := 4 + 4 + 4 + 8 + nl*4
 	xid := int32(setWatchesXid)
 	flush := func() {
 		b := make([]byte, 0, fixed+size)
 		b = binary.BigEndian.AppendUint32(b, 0) // length, below
 		b = binary.BigEndian.AppendUint32(b, uint32(xid))
-		b = binary.BigEndian.AppendUint32(b, opSetWatches)
+		b = binary.BigEndian.AppendUint32(b, op)
 		b = binary.BigEndian.AppendUint64(b, uint64(zxid))
-		for _, l := range cur {
+		for _, l := range cur[:nl] {
 			b = binary.BigEndian.AppendUint32(b, uint32(len(l)))
 			for _, p := range l {
 				b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
@@ -256,9 +279,9 @@ func encodeSetWatches(zxid int64, lists [3][]string) [][]byte {
 		}
 		binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 		pkts = append(pkts, b)
-		cur, size = [3][]string{}, 0
+		cur, size = [5][]string{}, 0
 	}
-	for i, l := range lists {
+	for i, l := range lists[:nl] {
 		for _, p := range l {
 			if size > 0 && fixed+size+4+len(p) > setWatchesMax {
 				flush()

@@ -26,7 +26,7 @@ const connectXid = 1 << 30
 
 func newWireRig(t *testing.T, needAuth int) *wireRig {
 	r := &wireRig{reads: &watchReads{}}
-	r.l = newLink(1, nil, needAuth, r.reads) // dial sets its Dialer
+	r.l = newLink(1, nil, needAuth, r.reads, nil) // dial sets its Dialer
 	t.Cleanup(r.l.kill)
 	r.dial(t)
 	return r
@@ -312,11 +312,11 @@ func TestLinkSetsWatchesAgainBehindTheCredentials(t *testing.T) {
 // Many watches are set again in several packets, each under 128 KB, as
 // Java's client and go-zookeeper's do.
 func TestSetWatchesSplit(t *testing.T) {
-	var lists [3][]string
+	var lists [5][]string
 	for i := range 3000 {
 		lists[i%3] = append(lists[i%3], "/"+strings.Repeat("p", 100)+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)))
 	}
-	pkts := encodeSetWatches(7, lists)
+	pkts := encodeSetWatches(7, lists, false)
 	if len(pkts) < 3 {
 		t.Fatalf("%d packets for about 310 KB of paths", len(pkts))
 	}
@@ -336,7 +336,7 @@ func TestSetWatchesSplit(t *testing.T) {
 			all[i] = append(all[i], l[i]...)
 		}
 	}
-	for i := range lists {
+	for i := range all {
 		slices.Sort(lists[i])
 		slices.Sort(all[i])
 		if !slices.Equal(all[i], lists[i]) {
@@ -375,7 +375,7 @@ func TestLinkReadsSplitPackets(t *testing.T) {
 	stream := slices.Concat(resp, reply(1, 50, 0, 3), reply(setWatchesXid, 51, 0, 0), big, reply(2, 52, 0, 6000), watchEvent(2, "/b"))
 	tc := &trickle{in: stream}
 	reads := &watchReads{}
-	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return tc, nil }, 0, reads)
+	l := newLink(1, func(string, string, time.Duration) (net.Conn, error) { return tc, nil }, 0, reads, nil)
 	nc, err := l.dialer("tcp", "x:1", time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -20,11 +20,16 @@ import (
 // bench's cacheload (which runs the 10,000-node tree beside Curator).
 func BenchmarkCacheLoad(b *testing.B) {
 	for _, leaves := range []int{10, 100} {
-		b.Run(fmt.Sprintf("nodes=%d", 1+10+100+100*leaves), func(b *testing.B) { benchLoad(b, leaves) })
+		for _, m := range []struct {
+			name string
+			opts []cache.Option
+		}{{"recursive", nil}, {"oneshot", []cache.Option{cache.WithOneShotWatches()}}} {
+			b.Run(fmt.Sprintf("nodes=%d/%s", 1+10+100+100*leaves, m.name), func(b *testing.B) { benchLoad(b, leaves, m.opts...) })
+		}
 	}
 }
 
-func benchLoad(b *testing.B, leaves int) {
+func benchLoad(b *testing.B, leaves int, opts ...cache.Option) {
 	c := testenv.Client(b, testenv.Shared().ConnectString())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -62,7 +67,7 @@ func benchLoad(b *testing.B, leaves int) {
 	flush()
 	b.ResetTimer()
 	for range b.N {
-		cc, err := cache.New(c, root)
+		cc, err := cache.New(c, root, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}

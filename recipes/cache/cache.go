@@ -77,14 +77,20 @@ type Event struct {
 // NodeCache is WithMaxDepth(0), PathChildrenCache WithMaxDepth(1) (the
 // path itself included), TreeCache WithMaxDepth(d).
 //
-// It runs on standard watches (go-zookeeper has no addWatch; Curator's
-// compatibility mode does the same): one data watch per cached node and
-// one child watch per cached parent; a change costs O(1) reads (a new
-// node: its data and, if descended, its children; a changed one: its
-// data; a parent's change: its listing), never a re-read of the tree.
-// After a reconnection the client sets the watches again and those that
-// missed a change fire; after a session loss every cached node is read
-// again (EventRebuilt), and only real differences are reported.
+// On ZooKeeper 3.6+ it runs as CuratorCache does: one persistent
+// recursive watch on the root (framework.AddWatch), set before the first
+// read, and reads without watches (the data in multiReads, children
+// listed only where a node has some); after a resumed connection, which
+// persistent watches do not replay, it reads every cached node again and
+// reports only real differences (recursive.go). On older servers, and
+// WithOneShotWatches, it runs on standard watches instead: one data watch
+// per cached node and one child watch per cached parent; a change costs
+// O(1) reads (a new node: its data and, if descended, its children; a
+// changed one: its data; a parent's change: its listing), never a
+// re-read of the tree; after a reconnection the client sets the watches
+// again and those that missed a change fire. Either way, after a session
+// loss every cached node is read again (EventRebuilt), and only real
+// differences are reported.
 //
 // Delivery: events go to listeners (AddListener) and the Events channel
 // from one goroutine of the cache, never from the client's, in the order
@@ -98,24 +104,33 @@ type Cache struct {
 	root   string
 	o      options
 
-	mu         sync.Mutex
-	nodes      map[string]*entry
-	tasks      []task
-	queued     map[task]bool
-	busy       map[string]bool // paths with a read in flight: one at a time per path
-	running    int             // reads in flight
-	retrying   int
-	wake       chan struct{}
-	started    bool
-	closed     bool
-	inited     bool
-	lost       int  // session losses the client told of since Start
-	handled    int  // of which a rebuild has begun
-	owed       int  // Rebuilt events due once the rebuild under way is done
-	rebuilding bool // a rebuild is under way
-	initDone   chan struct{}
-	unlisten   func()       // removes onState from the client
-	hookRetry  func(t task) // tests: runs before a failed task is queued again
+	mu           sync.Mutex
+	nodes        map[string]*entry
+	tasks        []task
+	queued       map[task]bool
+	busy         map[string]bool // paths with a read in flight: one at a time per path
+	running      int             // reads in flight
+	retrying     int
+	wake         chan struct{}
+	started      bool
+	closed       bool
+	inited       bool
+	lost         int  // session losses the client told of since Start
+	handled      int  // of which a rebuild has begun
+	owed         int  // Rebuilt events due once the rebuild under way is done
+	rebuilding   bool // a rebuild is under way
+	initDone     chan struct{}
+	unlisten     func()       // removes onState from the client
+	hookRetry    func(t task) // tests: runs before a failed task is queued again
+	hookAddWatch func() error // tests: its error stands for addWatch's
+
+	// The persistent recursive watch (recursive mode: recursive.go).
+	recursive bool                       // the cache runs on one persistent recursive watch
+	pw        *framework.PersistentWatch // held in the current session; nil if none
+	pwSession *framework.Session         // the session pw was added in (Session() before the add)
+	pwGen     int                        // numbers the watches added: an old one's end is ignored
+	orphans   map[string][]string        // parent -> nodes whose read found it not yet cached
+	noMulti   bool                       // the server has no multiRead: reads one by one
 
 	dmu       sync.Mutex
 	dirty     []string // paths and markers to deliver, in order
@@ -166,6 +181,7 @@ type taskKind int
 const (
 	readData taskKind = iota
 	readKids
+	addWatch // recursive mode: add the persistent recursive watch, then read everything
 )
 
 type task struct {
@@ -192,7 +208,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Cache, error) 
 	if err := recipe.Apply(&o, opts); err != nil {
 		return nil, err
 	}
-	c := &Cache{client: client, root: path, o: o, nodes: map[string]*entry{}, queued: map[task]bool{}, busy: map[string]bool{},
+	c := &Cache{client: client, root: path, o: o, recursive: !o.oneShot && !defaultOneShot, orphans: map[string][]string{},
+		nodes: map[string]*entry{}, queued: map[task]bool{}, busy: map[string]bool{},
 		wake: make(chan struct{}, 1), initDone: make(chan struct{}), isDirty: map[string]bool{},
 		view: map[string]*Node{}, dwake: make(chan struct{}, 1), listeners: map[int]func(Event){}}
 	c.met = newMetrics(c)
@@ -221,7 +238,11 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	c.started = true
 	c.ctx, c.stop = context.WithCancel(context.Background())
-	c.enqueueLocked(task{c.root, readData})
+	if c.recursive {
+		c.enqueueLocked(task{c.root, addWatch}) // before the first read: nothing falls between
+	} else {
+		c.enqueueLocked(task{c.root, readData})
+	}
 	c.mu.Unlock()
 	c.unlisten = c.client.AddListener(c.onState)
 	c.wg.Add(2)
@@ -295,9 +316,10 @@ func (c *Cache) Events() <-chan Event {
 }
 
 // Close stops the cache: every goroutine of it ends and every watch
-// waiter is stopped before it returns (ZooKeeper keeps the server's side
-// of a watch until it fires: go-zookeeper cannot remove one). The cached
-// nodes stay readable. Closing twice is a no-op. Not from a listener: it
+// waiter is stopped before it returns; the persistent watch is removed
+// from the server (bounded by the client's session timeout; one-shot
+// mode: ZooKeeper keeps the server's side of a watch until it fires). The
+// cached nodes stay readable. Closing twice is a no-op. Not from a listener: it
 // waits for the goroutine that calls the listeners.
 func (c *Cache) Close() error {
 	c.mu.Lock()
@@ -307,7 +329,8 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	c.met.Closed()
-	stop, unlisten := c.stop, c.unlisten
+	stop, unlisten, pw := c.stop, c.unlisten, c.pw
+	c.pw = nil
 	for _, e := range c.nodes {
 		e.dataW.stop()
 		e.kidsW.stop()
@@ -320,6 +343,7 @@ func (c *Cache) Close() error {
 	if stop != nil {
 		stop()
 	}
+	c.stopWatch(pw)
 	c.wg.Wait()
 	c.dmu.Lock()
 	if c.events != nil {
@@ -406,10 +430,15 @@ func (c *Cache) loop() {
 			}
 			c.owed += c.lost - c.handled
 			c.handled, c.rebuilding = c.lost, true
-			c.enqueueLocked(task{c.root, readData})
-			for p, e := range c.nodes {
-				if e.dataW == nil {
-					c.enqueueLocked(task{p, readData})
+			if c.recursive {
+				// The watch is set again, and then everything read.
+				c.enqueueLocked(task{c.root, addWatch})
+			} else {
+				c.enqueueLocked(task{c.root, readData})
+				for p, e := range c.nodes {
+					if e.dataW == nil {
+						c.enqueueLocked(task{p, readData})
+					}
 				}
 			}
 		}
@@ -427,7 +456,18 @@ func (c *Cache) loop() {
 				}
 			}
 		}
-		t, have := c.nextLocked()
+		t, have := c.nextLocked(false)
+		var batch []task
+		if have && t.kind == readData && c.recursive && !c.noMulti {
+			batch = append(batch, t)
+			for len(batch) < maxBatch {
+				u, ok := c.nextLocked(true)
+				if !ok {
+					break
+				}
+				batch = append(batch, u)
+			}
+		}
 		c.mu.Unlock()
 		for _, m := range markers {
 			c.mark(m) // not under c.mu: delivery takes c.mu under c.dmu
@@ -445,18 +485,27 @@ func (c *Cache) loop() {
 			return
 		}
 		c.wg.Add(1)
-		go c.run(t)
+		if len(batch) > 1 {
+			go c.runBatch(batch)
+		} else {
+			go c.run(t)
+		}
 	}
 }
 
 // nextLocked takes the first queued task whose path has no read in
-// flight, if fewer than maxReads are.
-func (c *Cache) nextLocked() (task, bool) {
-	if c.running >= maxReads {
+// flight, if fewer than maxReads are (dataOnly: the first such read of
+// data).
+func (c *Cache) nextLocked(dataOnly bool) (task, bool) {
+	limit := maxReads
+	if c.recursive && !c.noMulti {
+		limit = maxBatches * maxBatch // reads in a few multiReads
+	}
+	if c.running >= limit {
 		return task{}, false
 	}
 	for i, t := range c.tasks {
-		if c.busy[t.path] {
+		if c.busy[t.path] || dataOnly && t.kind != readData {
 			continue
 		}
 		if i == 0 {
@@ -492,7 +541,14 @@ func (c *Cache) run(t task) {
 		err = c.readData(t.path)
 	case readKids:
 		err = c.readKids(t.path)
+	case addWatch:
+		err = c.addWatch()
 	}
+	c.settle(t, err)
+}
+
+// settle ends t's run with its outcome.
+func (c *Cache) settle(t task, err error) {
 	switch {
 	case errors.Is(err, zk.ErrNoAuth):
 		// Not ours to read: left out of the cache, as a filter would
@@ -546,6 +602,9 @@ func (c *Cache) readData(path string) error {
 		// Attacked by: TestCacheConvergesUnderChurn (connection dropped
 		// mid-churn), TestCacheRebuildsAfterSessionExpiry.
 		return nil
+	}
+	if c.isRecursive() {
+		return c.readPlain(path)
 	}
 	data, st, w, err := c.client.GetW(c.ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -603,7 +662,7 @@ func (c *Cache) readData(path string) error {
 // been stopped by the removal).
 func (c *Cache) gone(path string) error {
 	c.remove(path)
-	if path == c.root {
+	if path == c.root && !c.isRecursive() { // a recursive watch tells when it is made
 		return c.awaitRoot()
 	}
 	return nil
@@ -649,6 +708,9 @@ func (c *Cache) readKids(path string) error {
 	c.mu.Unlock()
 	if skip {
 		return nil
+	}
+	if c.isRecursive() {
+		return c.listPlain(path)
 	}
 	kids, st, w, err := c.client.ChildrenW(c.ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -737,6 +799,7 @@ func (c *Cache) remove(path string) {
 	if path == "/" {
 		prefix = "/"
 	}
+	delete(c.orphans, path)
 	for p := range c.nodes {
 		if p == path || strings.HasPrefix(p, prefix) {
 			gone = append(gone, p)
@@ -747,6 +810,7 @@ func (c *Cache) remove(path string) {
 		e.dataW.stop()
 		e.kidsW.stop()
 		delete(c.nodes, p)
+		delete(c.orphans, p)
 	}
 	c.sized()
 	if parent := c.nodes[framework.ParentPath(path)]; parent != nil && parent.kids != nil {

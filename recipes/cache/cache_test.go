@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,22 @@ import (
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// eachMode runs a test's body once per watch mode of the cache: the
+// persistent recursive watch (the default on ZooKeeper 3.6+) and one-shot
+// watches (WithOneShotWatches, and the fallback on older servers).
+func eachMode(t *testing.T, body func(t *testing.T)) {
+	for _, m := range []struct {
+		name    string
+		oneShot bool
+	}{{"recursive", false}, {"oneshot", true}} {
+		t.Run(m.name, func(t *testing.T) {
+			restore := cache.SetDefaultOneShot(m.oneShot)
+			defer restore()
+			body(t)
+		})
+	}
+}
 
 func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
 	t.Helper()
@@ -217,7 +234,9 @@ func mk(t *testing.T, ctx context.Context, c *framework.Client, paths ...string)
 // The first load delivers every node, parents first, then Initialized;
 // later changes are one event each, with the old and new node; Close
 // leaves no waiter and no goroutine of the cache.
-func TestCacheBasic(t *testing.T) {
+func TestCacheBasic(t *testing.T) { eachMode(t, testCacheBasic) }
+
+func testCacheBasic(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	other := newClient(t, testenv.Shared().ConnectString())
@@ -235,6 +254,27 @@ func TestCacheBasic(t *testing.T) {
 		}
 	})
 	converged(t, ctx, other, cc, k, root)
+	if !cache.DefaultOneShot() {
+		m, err := testenv.Shared().WatchesByPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(m[testenv.Shared().Chroot()+root]); n != 1 {
+			t.Errorf("%d sessions watch the root, want the cache's", n)
+		}
+	}
+	// The load's events may reach a listener added after Start returned
+	// (Start returns once the load is cached, not delivered): a fence
+	// node's event comes after them all.
+	mk(t, ctx, other, root+"/fence")
+	testenv.WaitFor(t, testenv.WaitShort, "the fence's event", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(order, "created "+root+"/fence")
+	})
+	mu.Lock()
+	order = nil
+	mu.Unlock()
 	if k.inited != 1 {
 		t.Errorf("%d Initialized events, want 1", k.inited)
 	}
@@ -250,7 +290,14 @@ func TestCacheBasic(t *testing.T) {
 		t.Fatal(err)
 	}
 	converged(t, ctx, other, cc, k, root)
-	testenv.WaitFor(t, testenv.WaitShort, "three events", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == 3 })
+	testenv.Eventually(t, testenv.WaitShort, "three events", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(order) != 3 {
+			return fmt.Errorf("events %q", order)
+		}
+		return nil
+	})
 	mu.Lock()
 	got := slices.Clone(order)
 	mu.Unlock()
@@ -266,6 +313,15 @@ func TestCacheBasic(t *testing.T) {
 	if _, w := c.WatchStats(); w != 0 {
 		t.Errorf("%d watch waiters after Close", w)
 	}
+	if !cache.DefaultOneShot() { // Close removed the recursive watch from the server
+		m, err := testenv.Shared().WatchesByPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(m[testenv.Shared().Chroot()+root]); n != 0 {
+			t.Errorf("%d sessions watch the root after Close", n)
+		}
+	}
 	if err := cc.Start(ctx); !errors.Is(err, curator.ErrClosed) {
 		t.Errorf("Start after Close: %v", err)
 	}
@@ -275,7 +331,9 @@ func TestCacheBasic(t *testing.T) {
 // sessions, with the cache's connection dropped twice on the way: once
 // the changes stop, the cache, and a map built from its events alone,
 // equal the tree a bare client reads; no node's events went back.
-func TestCacheConvergesUnderChurn(t *testing.T) {
+func TestCacheConvergesUnderChurn(t *testing.T) { eachMode(t, testCacheConvergesUnderChurn) }
+
+func testCacheConvergesUnderChurn(t *testing.T) {
 	ctx := testenv.Ctx(t, 2*testenv.WaitLong)
 	srv := testenv.Shared()
 	px := zktest.StartProxy(t, srv.Addr())
@@ -300,6 +358,10 @@ func TestCacheConvergesUnderChurn(t *testing.T) {
 // After a session expiry the cache reads everything again, reports only
 // real differences, and says it rebuilt.
 func TestCacheRebuildsAfterSessionExpiry(t *testing.T) {
+	eachMode(t, testCacheRebuildsAfterSessionExpiry)
+}
+
+func testCacheRebuildsAfterSessionExpiry(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	srv := testenv.Shared()
 	px := zktest.StartProxy(t, srv.Addr())
@@ -332,7 +394,9 @@ func TestCacheRebuildsAfterSessionExpiry(t *testing.T) {
 }
 
 // WithMaxDepth and WithFilter bound what is cached.
-func TestCacheDepthAndFilter(t *testing.T) {
+func TestCacheDepthAndFilter(t *testing.T) { eachMode(t, testCacheDepthAndFilter) }
+
+func testCacheDepthAndFilter(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	root := testenv.Path(t, "/depth")
@@ -367,7 +431,9 @@ func TestCacheDepthAndFilter(t *testing.T) {
 
 // A consumer that stops reading never slows the cache: the changes of a
 // node coalesce, and the last state is delivered once it reads again.
-func TestCacheSlowConsumerCoalesces(t *testing.T) {
+func TestCacheSlowConsumerCoalesces(t *testing.T) { eachMode(t, testCacheSlowConsumerCoalesces) }
+
+func testCacheSlowConsumerCoalesces(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	other := newClient(t, testenv.Shared().ConnectString())
@@ -397,7 +463,9 @@ func TestCacheSlowConsumerCoalesces(t *testing.T) {
 }
 
 // Bad input is refused with typed errors.
-func TestCacheBadInput(t *testing.T) {
+func TestCacheBadInput(t *testing.T) { eachMode(t, testCacheBadInput) }
+
+func testCacheBadInput(t *testing.T) {
 	c := newClient(t, testenv.Shared().ConnectString())
 	for what, f := range map[string]func() error{
 		"nil client": func() error { _, err := cache.New(nil, "/x"); return err },
@@ -424,7 +492,9 @@ func TestCacheBadInput(t *testing.T) {
 
 // A cache of a path that does not exist yet is empty, and fills once the
 // path is made; the root deleted empties it, made again fills it again.
-func TestCacheRootMadeLater(t *testing.T) {
+func TestCacheRootMadeLater(t *testing.T) { eachMode(t, testCacheRootMadeLater) }
+
+func testCacheRootMadeLater(t *testing.T) {
 	ctx := testenv.Ctx(t, testenv.WaitLong)
 	c := newClient(t, testenv.Shared().ConnectString())
 	other := newClient(t, testenv.Shared().ConnectString())
@@ -441,5 +511,46 @@ func TestCacheRootMadeLater(t *testing.T) {
 	}
 	converged(t, ctx, other, cc, k, root)
 	mk(t, ctx, other, root+"/b")
+	converged(t, ctx, other, cc, k, root)
+}
+
+// A server without addWatch (before ZooKeeper 3.6: UNIMPLEMENTED, as the
+// hook answers here) makes the cache fall back to one-shot watches: it
+// loads, sets a data watch per node, and follows changes.
+func TestCacheFallsBackToOneShot(t *testing.T) {
+	ctx := testenv.Ctx(t, testenv.WaitLong)
+	c := newClient(t, testenv.Shared().ConnectString())
+	other := newClient(t, testenv.Shared().ConnectString())
+	root := testenv.Path(t, "/fallback")
+	mk(t, ctx, other, root+"/a", root+"/b")
+	cc, err := cache.New(c, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	var asked atomic.Int32
+	cache.SetAddWatchHook(cc, func() error { asked.Add(1); return curator.ErrUnimplemented })
+	k := newConsumer(t)
+	cc.AddListener(k.on)
+	if err := cc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	converged(t, ctx, other, cc, k, root)
+	if n := asked.Load(); n != 1 {
+		t.Errorf("addWatch asked %d times, want 1", n)
+	}
+	m, err := testenv.Shared().WatchesByPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{root, root + "/a", root + "/b"} {
+		if len(m[testenv.Shared().Chroot()+p]) != 1 {
+			t.Errorf("no one-shot watch on %s: %v", p, m[testenv.Shared().Chroot()+p])
+		}
+	}
+	mk(t, ctx, other, root+"/c")
+	if _, err := other.Set(ctx, root+"/a", []byte("a2")); err != nil {
+		t.Fatal(err)
+	}
 	converged(t, ctx, other, cc, k, root)
 }

@@ -10,7 +10,18 @@ type options struct {
 	noData         bool
 	filter         func(path string) bool
 	maxDepth       int
+	oneShot        bool
 }
+
+// WithOneShotWatches makes the cache use one-shot watches (a data watch
+// per cached node, a child watch per cached parent: TreeCache's way, and
+// Curator's CuratorCache compatibility mode) instead of one persistent
+// recursive watch on its root (CuratorCache's way), which is the default
+// on servers that have it (ZooKeeper 3.6+) and falls back to one-shot
+// watches on those that do not. For a server where persistent watches are
+// a concern (ZOOKEEPER-4466 on 3.6-3.8 is handled by the framework; this
+// is the way out if another is found), or a cache of a few nodes only.
+func WithOneShotWatches() Option { return func(o *options) { o.oneShot = true } }
 
 // WithoutData caches stats only (Curator's dataNotCached): Node.Data is nil.
 func WithoutData() Option { return func(o *options) { o.noData = true } }
