@@ -100,3 +100,10 @@ func SetMaxPersistentQueue(n int) (restore func()) {
 	maxPersistentQueue = n
 	return func() { maxPersistentQueue = old }
 }
+
+// SetConnectWriteHook sets a hook that sees each ConnectRequest written
+// (length, protocolVersion, lastZxidSeen, ...); it returns the undo.
+func SetConnectWriteHook(f func(p []byte)) (restore func()) {
+	old := connectWriteHook.Swap(&f)
+	return func() { connectWriteHook.Store(old) }
+}

@@ -429,6 +429,9 @@ func (s *sock) packet() error {
 		s.left = 0
 		return s.skip(total)
 	case isOwnXid(xid): // an own request's reply (ownreq.go): go-zookeeper never sees it
+		if z := int64(binary.BigEndian.Uint64(h[8:16])); z > 0 {
+			s.l.lastZxid.Store(z) // seen by the client all the same (see resumeZxid)
+		}
 		s.left = 0
 		return s.ownReply(xid, int32(binary.BigEndian.Uint32(h[16:20])), total)
 	}
@@ -566,6 +569,12 @@ func (s *sock) Write(p []byte) (int, error) {
 		s.sent = true
 		if len(p) >= 28 {
 			s.sid = int64(binary.BigEndian.Uint64(p[20:28]))
+			if s.sid != 0 {
+				s.l.resumeZxid(p)
+			}
+		}
+		if h := connectWriteHook.Load(); h != nil {
+			(*h)(p)
 		}
 		s.connSent.Store(monoNow())
 		return s.Conn.Write(p)
@@ -623,3 +632,23 @@ func (s *sock) Close() error {
 	s.failOwn()
 	return s.Conn.Close()
 }
+
+// resumeZxid raises the lastZxidSeen of a ConnectRequest p that resumes a
+// session (length, protocolVersion, lastZxidSeen, timeOut, sessionId, ...)
+// to the latest zxid of any reply this client read. go-zookeeper sends
+// the latest of the replies it read itself, which leaves out the
+// framework's own requests (ownreq.go: a cache's multiReads, its
+// addWatch); the server refuses a client whose lastZxidSeen is ahead of
+// it, and only that keeps a client from resuming on a follower behind
+// what the client already read (reads going back in time: a cache's
+// re-read after the resumption undoing changes it had reported).
+// Attacked by TestResumeCarriesOwnRepliesZxid.
+func (l *link) resumeZxid(p []byte) {
+	if z := l.lastZxid.Load(); z > int64(binary.BigEndian.Uint64(p[8:16])) {
+		binary.BigEndian.PutUint64(p[8:16], uint64(z))
+	}
+}
+
+// connectWriteHook, if set (tests only), sees each ConnectRequest as it
+// is written.
+var connectWriteHook atomic.Pointer[func(p []byte)]
