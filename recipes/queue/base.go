@@ -394,6 +394,15 @@ func (b *base[T]) process(ctx context.Context, e entry) {
 		return
 	}
 	failed, items := b.consumeAll(lctx, e, data)
+	// The consumer is done with the item: what follows must happen even if
+	// Close ended ctx meanwhile, or a clean Close would leave a consumed
+	// item in the queue, to be consumed again (the bench's queue workload
+	// found it: TestCloseAfterConsumeDeletesItem).
+	if failed >= 0 && ctx.Err() != nil {
+		return // closing: the item stays where it is, unlocked by release
+	}
+	ctx, cancel := recipe.CleanupContext(ctx)
+	defer cancel()
 	if failed >= 0 && b.o.errorMode == ErrorRequeue {
 		// Only the failed item and those after it go back (Curator requeues
 		// the whole node), under the same prefix (Curator's drops a
