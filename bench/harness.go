@@ -104,6 +104,22 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 	}
 
 	jobs := plan(c)
+	if usesKazoo(jobs) {
+		s.kazoo, err = buildKazoo(ctx)
+		if s.kazoo != nil {
+			defer s.kazoo.remove()
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, errInterrupted
+		case err != nil:
+			rep.Unavailable["kazoo"] = err.Error()
+			fmt.Fprintf(stderr, "# kazoo peer UNAVAILABLE: %v\n", err)
+		default:
+			rep.Environment["kazoo"] = s.kazoo.impl
+			fmt.Fprintf(stderr, "# kazoo: %s\n", s.kazoo.impl)
+		}
+	}
 	closeCache, err := s.prepareCache(ctx, jobs, root, stderr)
 	if ctx.Err() != nil {
 		return nil, errInterrupted
@@ -132,12 +148,18 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 			for i := range peers { // a different order each round
 				p := peers[(i+round-1)%len(peers)]
 				path := fmt.Sprintf("%s/r%d-%s-%s-%d", root, round, j.workload, p, j.clients)
+				if j.variant != "" {
+					path += "-" + j.variant // the queue workload's variants: one queue each
+				}
 				r := s.run(ctx, p, j, round, path, size{ops: c.ops, n: c.n, warmup: warmupOf(c, j), check: c.check})
 				if ctx.Err() != nil {
 					return nil, errInterrupted
 				}
 				if p == "curator" && s.curator != nil && r.Ops > 0 {
 					r.Impl = s.curator.impl
+				}
+				if p == "kazoo" && s.kazoo != nil && r.Ops > 0 {
+					r.Impl = s.kazoo.impl
 				}
 				rep.Results = append(rep.Results, r)
 				logResult(stderr, c.rounds, r)
@@ -297,6 +319,9 @@ func warmServer(ctx context.Context, c *config, s *spawner, jobs []job, rep *rep
 				continue
 			}
 			path := fmt.Sprintf("%s/warm-%s-%s-%d", root, j.workload, p, j.clients)
+			if j.variant != "" {
+				path += "-" + j.variant
+			}
 			r := s.run(ctx, p, j, 0, path, size{ops: ops, n: ops})
 			if ctx.Err() != nil {
 				return errInterrupted

@@ -25,13 +25,15 @@ func isCacheWorkload(w string) bool { return w == "cacheload" || w == "cachelag"
 func supports(peer, workload string) bool {
 	switch workload {
 	case "semaphore", "rwlock", "atomic":
-		return peer != "gozk" // go-zookeeper has only zk.Lock
+		return peer != "gozk" && peer != "kazoo" // go-zookeeper has only zk.Lock; kazoo runs the queue alone
+	case "queue":
+		return peer != "gozk"
 	case "cacheload", "cachelag":
 		return peer != "gozk" // and no cache
 	case discoveryQuery, discoveryLag:
 		return peer != "gozk" // and no service discovery
 	}
-	return true
+	return peer != "kazoo" // a peer of the queue workload alone (issue 42)
 }
 
 func isGoPeer(p string) bool { _, ok := goLibraries[p]; return ok }
@@ -102,6 +104,13 @@ func plan(c *config) []job {
 		if want(w) {
 			for _, v := range variants {
 				addVariant(w, 1, false, v)
+			}
+		}
+	}
+	if want("queue") {
+		for _, k := range c.ks {
+			for _, v := range queueVariants {
+				addVariant("queue", k, false, v)
 			}
 		}
 	}
