@@ -387,7 +387,12 @@ func (b *base[T]) process(ctx context.Context, e entry) {
 	if !ok {
 		return
 	}
-	defer release()
+	lockGone := false // deleted with the item, in one multi
+	defer func() {
+		if !lockGone {
+			release()
+		}
+	}()
 	data, st, err := b.client.Get(lctx, b.itemPath(e.name))
 	if err != nil {
 		b.opFailed(lctx, e, err)
@@ -413,6 +418,22 @@ func (b *base[T]) process(ctx context.Context, e entry) {
 		if err != nil {
 			b.opFailed(ctx, e, fmt.Errorf("requeue: %w", err))
 		}
+		return
+	}
+	// The item and its lock node go in one multi (one round trip where
+	// Curator's takes two: the item's delete, then the lock's). It fails as
+	// a whole if either is gone: the lock node expired with a session lost
+	// meanwhile (the item is consumed all the same: it is deleted alone
+	// below), or the item deleted by another consumer that took it after
+	// such a loss (NoNode again below, ignored). Deleting the lock node
+	// when another session has made it again since (our session lost, the
+	// item redelivered) takes the item from under that consumer: it is
+	// consuming a copy already, and no third one can take it.
+	if _, err := b.client.Multi(ctx,
+		framework.DeleteOp{Path: b.itemPath(e.name), Version: -1},
+		framework.DeleteOp{Path: b.o.lockPath + "/" + e.name, Version: -1}); err == nil {
+		lockGone = true
+		b.met.taken(st)
 		return
 	}
 	if err := b.client.Delete(ctx, b.itemPath(e.name)); err != nil {
@@ -450,12 +471,15 @@ func (b *base[T]) lock(ctx context.Context, e entry) (context.Context, func(), b
 		}
 	}
 	if errors.Is(err, zk.ErrNodeExists) {
+		// One read tells whose the node is and watches it (a round trip
+		// fewer for each item another consumer holds).
 		s := b.client.Session()
-		ok, st, xerr := b.client.Exists(ctx, lockNode)
+		ok, st, w, xerr := b.client.ExistsW(ctx, lockNode)
 		if xerr != nil || !ok || s == nil || st.EphemeralOwner != s.ID() {
-			b.watchLock(ctx, lockNode)
+			b.watchLock(ok, w, xerr)
 			return nil, nil, false // another consumer's
 		}
+		w.Stop()
 		n.Session, err = s, nil
 	}
 	if err != nil {
@@ -480,14 +504,13 @@ func (b *base[T]) lock(ctx context.Context, e entry) (context.Context, func(), b
 	}, true
 }
 
-// watchLock wakes the consumer loop once lockNode, another consumer's lock
-// of an item we skipped, is deleted: by that consumer (the item consumed,
+// watchLock wakes the consumer loop once the lock node that ExistsW (ok,
+// w, err) read, another consumer's lock of an item we skipped, is deleted: by that consumer (the item consumed,
 // or requeued) or by the server when its session ends (the item is ours to
 // take again). The queue's path may not change meanwhile, so its child
 // watch alone would leave the item there until the next put (Curator's
 // would: code reading).
-func (b *base[T]) watchLock(ctx context.Context, lockNode string) {
-	ok, _, w, err := b.client.ExistsW(ctx, lockNode)
+func (b *base[T]) watchLock(ok bool, w *framework.Watch, err error) {
 	if err != nil || !ok {
 		if w != nil {
 			w.Stop()
