@@ -256,6 +256,9 @@ func legend(c *config, rep *report, jobs []job) string {
 	if slices.Contains(c.workloads, "atomic") {
 		s += fmt.Sprintf("atomic: K sessions, each its own counter object on one counter (gocurator's atomic.Long, Curator's DistributedAtomicLong; go-zookeeper has none), %d increments in total, both with a bounded exponential backoff of 1-50 ms and 29 retries between conflicts; the counter is checked exact after (issue 42's target: gocurator at least 1.5x Curator).\n", c.ops)
 	}
+	if slices.Contains(c.workloads, "queue") {
+		s += fmt.Sprintf("queue: K producer and K consumer sessions on one queue (gocurator's Queue, Curator's DistributedQueue with putInBackground off, kazoo's Queue or LockingQueue; go-zookeeper has none), %d items of %d bytes put as fast as they go; lockpath: with a lock path (kazoo: LockingQueue), at least once; nolock: without, at most once; items/s from the first put to the take completing the set, puts/s over the producers' time, ms item p50 from put to take; every item must be taken exactly once and the queue left empty (issue 42's target: gocurator at least 1.5x Curator).\n", c.ops, queueItemSize)
+	}
 	s += fmt.Sprintf("warm-up: every run first makes, unreported, at least %d acquisitions (uncontended: %d pairs) of its shape for at least %v, the same for every peer (the JVM compiles its hot code late).\n",
 		c.warmup, c.warmupN, c.warmupTime)
 	if c.serverWarmup > 0 {

@@ -20,6 +20,10 @@ var kazooScript []byte
 
 const installKazoo = "apt-get install -y python3-kazoo"
 
+// pythonCandidates are the interpreters tried, in order (a test replaces
+// them).
+var pythonCandidates = []string{"/usr/bin/python3", "python3"}
+
 // kazooPeer is the script written out, with the interpreter that has kazoo.
 type kazooPeer struct {
 	python string
@@ -39,11 +43,10 @@ func usesKazoo(jobs []job) bool {
 // (with the command that installs what is missing).
 func buildKazoo(ctx context.Context) (*kazooPeer, error) {
 	var pythons []string
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		pythons = append(pythons, "/usr/bin/python3")
-	}
-	if p, err := exec.LookPath("python3"); err == nil && p != "/usr/bin/python3" {
-		pythons = append(pythons, p)
+	for _, name := range pythonCandidates {
+		if p, err := exec.LookPath(name); err == nil && !slices.Contains(pythons, p) {
+			pythons = append(pythons, p)
+		}
 	}
 	if len(pythons) == 0 {
 		return nil, fmt.Errorf("python3 not found; install with: %s", installKazoo)

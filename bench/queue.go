@@ -229,6 +229,12 @@ drain:
 	}
 	tick.Stop()
 	cpu := cpuTime() - cpu0
+	// An item counts as taken when its consumer is called, before its
+	// delete (with a lock path): let the deletes finish before the close,
+	// which may cut one short (Curator's interrupts its consumer thread).
+	for end := time.Now().Add(queueDrainWait); must(prod[0].children(bg, qpath)) > 0 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	for _, q := range consumers { // each waits for the item in hand: a double shows now
 		q.close()
 	}

@@ -225,12 +225,23 @@ def run(prod, cons, path, lock, ops, min_s):
             violations += n - got
             break
     cpu_s = cpu() - cpu0
+    # an item counts as taken when get returns it, before consume deletes it
+    # (LockingQueue): let the deletes finish before the consumers stop
+    entries = qpath + "/entries" if lock else qpath
+    end = time.monotonic() + DRAIN_WAIT_S
+    while time.monotonic() < end:
+        try:
+            if not prod[0].get_children(entries):
+                break
+        except NoNodeError:
+            break
+        time.sleep(0.005)
     stop.set()
     for t in consumers:  # each finishes the item in hand: a double shows now
         t.join()
     # an item consumed but left in the queue would be taken again: a double in waiting
     try:
-        left = len(prod[0].get_children(qpath + "/entries" if lock else qpath))
+        left = len(prod[0].get_children(entries))
     except NoNodeError:
         left = 0
     if left:
