@@ -23,9 +23,12 @@ func isCacheWorkload(w string) bool { return w == "cacheload" || w == "cachelag"
 
 // supports tells whether a peer has the recipe a workload needs.
 func supports(peer, workload string) bool {
+	if peer == "kazoo" {
+		return workload == "queue" // a peer of the queue workload alone (issue 42)
+	}
 	switch workload {
 	case "semaphore", "rwlock", "atomic":
-		return peer != "gozk" && peer != "kazoo" // go-zookeeper has only zk.Lock; kazoo runs the queue alone
+		return peer != "gozk" // go-zookeeper has only zk.Lock
 	case "queue":
 		return peer != "gozk"
 	case "cacheload", "cachelag":
@@ -33,7 +36,7 @@ func supports(peer, workload string) bool {
 	case discoveryQuery, discoveryLag:
 		return peer != "gozk" // and no service discovery
 	}
-	return peer != "kazoo" // a peer of the queue workload alone (issue 42)
+	return true
 }
 
 func isGoPeer(p string) bool { _, ok := goLibraries[p]; return ok }
