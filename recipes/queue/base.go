@@ -533,8 +533,13 @@ func (b *base[T]) claim(ctx context.Context, lockNode string) (*framework.Sessio
 	}
 }
 
-// skip notes the lock node of an item another consumer holds.
+// skip notes the lock node of an item another consumer holds, for the
+// consumer loop (none without a consumer: IDQueue.Remove of a queue that
+// only puts would pile them up).
 func (b *base[T]) skip(lockNode string) {
+	if b.consume == nil {
+		return
+	}
 	b.skipMu.Lock()
 	b.skipped = append(b.skipped, lockNode)
 	b.skipMu.Unlock()
