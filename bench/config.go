@@ -87,8 +87,8 @@ const defaultJavaOpts = "-XX:+UseG1GC -Xms64m -Xmx512m"
 var minStall = 2 * max(connectWait, watchWait)
 
 var (
-	allPeers     = []string{"gocurator", "gozk", "curator"}
-	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu", "cacheload", "cachelag", discoveryQuery, discoveryLag, "atomic"}
+	allPeers     = []string{"gocurator", "gozk", "curator", "kazoo"}
+	allWorkloads = []string{"uncontended", "contended", "semaphore", "rwlock", "processes", "waiters", "cpu", "cacheload", "cachelag", discoveryQuery, discoveryLag, "atomic", "queue"}
 )
 
 // presets: quick is about 3 minutes on 2 cores (its warm-ups too short for

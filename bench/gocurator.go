@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -16,6 +17,7 @@ import (
 	"github.com/gocurator/curator/framework"
 	"github.com/gocurator/curator/recipes/cache"
 	"github.com/gocurator/curator/recipes/locks"
+	rqueue "github.com/gocurator/curator/recipes/queue"
 	"github.com/gocurator/curator/recipes/semaphore"
 )
 
@@ -352,3 +354,27 @@ func (r *harnessRegistry) unregister(ctx context.Context, id string) error {
 
 // close unregisters every instance.
 func (r *harnessRegistry) close() { r.d.Close() }
+
+func (s gocuratorSession) queue(path, lockPath string, consume func([]byte)) (benchQueue, error) {
+	opts := []rqueue.Option{rqueue.WithOnError(func(err error) { fmt.Fprintln(os.Stderr, "queue:", err) })}
+	if lockPath != "" {
+		opts = append(opts, rqueue.WithLockPath(lockPath))
+	}
+	var fn rqueue.Consumer[[]byte]
+	if consume != nil {
+		fn = func(_ context.Context, item []byte) error { consume(item); return nil }
+	}
+	q, err := rqueue.New(s.c, path, rqueue.Bytes{}, fn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.Start(bg); err != nil {
+		return nil, err
+	}
+	return gocuratorQueue{q}, nil
+}
+
+type gocuratorQueue struct{ q *rqueue.Queue[[]byte] }
+
+func (q gocuratorQueue) put(ctx context.Context, item []byte) error { return q.q.Put(ctx, item) }
+func (q gocuratorQueue) close()                                     { q.q.Close() }

@@ -104,6 +104,22 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 	}
 
 	jobs := plan(c)
+	if usesKazoo(jobs) {
+		s.kazoo, err = buildKazoo(ctx)
+		if s.kazoo != nil {
+			defer s.kazoo.remove()
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, errInterrupted
+		case err != nil:
+			rep.Unavailable["kazoo"] = err.Error()
+			fmt.Fprintf(stderr, "# kazoo peer UNAVAILABLE: %v\n", err)
+		default:
+			rep.Environment["kazoo"] = s.kazoo.impl
+			fmt.Fprintf(stderr, "# kazoo: %s\n", s.kazoo.impl)
+		}
+	}
 	closeCache, err := s.prepareCache(ctx, jobs, root, stderr)
 	if ctx.Err() != nil {
 		return nil, errInterrupted
@@ -132,12 +148,18 @@ func harness(ctx context.Context, c *config, stdout, stderr io.Writer) (*report,
 			for i := range peers { // a different order each round
 				p := peers[(i+round-1)%len(peers)]
 				path := fmt.Sprintf("%s/r%d-%s-%s-%d", root, round, j.workload, p, j.clients)
+				if j.variant != "" {
+					path += "-" + j.variant // the queue workload's variants: one queue each
+				}
 				r := s.run(ctx, p, j, round, path, size{ops: c.ops, n: c.n, warmup: warmupOf(c, j), check: c.check})
 				if ctx.Err() != nil {
 					return nil, errInterrupted
 				}
 				if p == "curator" && s.curator != nil && r.Ops > 0 {
 					r.Impl = s.curator.impl
+				}
+				if p == "kazoo" && s.kazoo != nil && r.Ops > 0 {
+					r.Impl = s.kazoo.impl
 				}
 				rep.Results = append(rep.Results, r)
 				logResult(stderr, c.rounds, r)
@@ -234,6 +256,9 @@ func legend(c *config, rep *report, jobs []job) string {
 	if slices.Contains(c.workloads, "atomic") {
 		s += fmt.Sprintf("atomic: K sessions, each its own counter object on one counter (gocurator's atomic.Long, Curator's DistributedAtomicLong; go-zookeeper has none), %d increments in total, both with a bounded exponential backoff of 1-50 ms and 29 retries between conflicts; the counter is checked exact after (issue 42's target: gocurator at least 1.5x Curator).\n", c.ops)
 	}
+	if slices.Contains(c.workloads, "queue") {
+		s += fmt.Sprintf("queue: K producer and K consumer sessions on one queue (gocurator's Queue, Curator's DistributedQueue with putInBackground off, kazoo's Queue or LockingQueue; go-zookeeper has none), %d items of %d bytes put as fast as they go; lockpath: with a lock path (kazoo: LockingQueue), at least once; nolock: without, at most once; items/s from the first put to the take completing the set, puts/s over the producers' time, ms item p50 from put to take; every item must be taken exactly once and the queue left empty (issue 42's target: gocurator at least 1.5x Curator).\n", c.ops, queueItemSize)
+	}
 	s += fmt.Sprintf("warm-up: every run first makes, unreported, at least %d acquisitions (uncontended: %d pairs) of its shape for at least %v, the same for every peer (the JVM compiles its hot code late).\n",
 		c.warmup, c.warmupN, c.warmupTime)
 	if c.serverWarmup > 0 {
@@ -297,6 +322,9 @@ func warmServer(ctx context.Context, c *config, s *spawner, jobs []job, rep *rep
 				continue
 			}
 			path := fmt.Sprintf("%s/warm-%s-%s-%d", root, j.workload, p, j.clients)
+			if j.variant != "" {
+				path += "-" + j.variant
+			}
 			r := s.run(ctx, p, j, 0, path, size{ops: ops, n: ops})
 			if ctx.Err() != nil {
 				return errInterrupted

@@ -1,7 +1,8 @@
 // Command bench compares gocurator's lock recipes side by side with
 // go-zookeeper's zk.Lock and Apache Curator 5.4 (Java), its Cache with
 // Curator's CuratorCache and TreeCache, and its service discovery with
-// curator-x-discovery's, on one ZooKeeper server,
+// curator-x-discovery's, and its queue with Curator's DistributedQueue and
+// kazoo's Queue and LockingQueue (Python), on one ZooKeeper server,
 // reproducibly from this repository alone:
 //
 //	go run ./bench [--mode quick|full] [--rounds 3] [--json FILE]   (make bench-peers: --mode full)
@@ -21,8 +22,9 @@
 // killed, then the temporary directories, the local server and, on a
 // --connect server, the run's tree are removed; a second signal ends at
 // once), else 0. A peer that cannot run on this machine (the curator peer
-// without Java or Curator's jars; GOCURATOR_NO_CURATOR=1 for make's
-// install step) is left out on purpose, not a failure: its columns say
+// without Java or Curator's jars, GOCURATOR_NO_CURATOR=1 for make's
+// install step; the kazoo peer without a python3 that imports kazoo,
+// GOCURATOR_NO_KAZOO=1) is left out on purpose, not a failure: its columns say
 // unavailable, the last line says why and how to install it, and the
 // status stays 0.
 package main
@@ -43,14 +45,21 @@ contenders on one session), cpu (CPU per acquisition), cacheload (a cache's
 first load of a 10,000-node tree: time and peak RSS) and cachelag (the lag of a
 cache's events under 1,000 changes/s: p50, p99), discoveryquery (a service's
 instances read from ZooKeeper, from a cache, from a provider: ops/s) and
-discoverylag (the lag from a registration to a discovery cache: p50, p99) for
-the peers gocurator, gozk (go-zookeeper zk.Lock; no cache, no discovery) and
-curator (Apache Curator 5.4, Java: CuratorCache and TreeCache,
-curator-x-discovery), against one ZooKeeper server.
+discoverylag (the lag from a registration to a discovery cache: p50, p99),
+atomic (K sessions incrementing one counter: increments/s, the count checked
+exact) and queue (K producer and K consumer sessions on one queue, with a lock
+path, at least once, and without, at most once: items/s put and taken end to
+end, puts/s, put-to-take p50; every item checked taken exactly once) for the
+peers gocurator, gozk (go-zookeeper zk.Lock; no cache, no discovery, no
+counter, no queue), curator (Apache Curator 5.4, Java: CuratorCache and
+TreeCache, curator-x-discovery, DistributedAtomicLong, DistributedQueue) and
+kazoo (python3-kazoo's Queue and LockingQueue: the queue workload alone),
+against one ZooKeeper server.
 
-Exit status: 3 if a run broke mutual exclusion (or a bound), 1 if a run failed,
-130 if interrupted, else 0; a peer unavailable on this machine (no Java or
-Curator jars) is left out with a note, status 0.`
+Exit status: 3 if a run broke mutual exclusion (or a bound, or lost or doubled
+an item or an increment), 1 if a run failed, 130 if interrupted, else 0; a peer
+unavailable on this machine (no Java or Curator jars; no python3 with kazoo) is
+left out with a note, status 0.`
 
 func main() {
 	os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))

@@ -71,6 +71,8 @@ func peerMain(c *config, stdout io.Writer) int {
 		r = discoveryLagWL(c, lib)
 	case "atomic":
 		r = atomicWL(c, lib, c.clients, c.ops)
+	case "queue":
+		r = queueWL(c, lib, c.clients, c.ops)
 	default:
 		fmt.Fprintf(os.Stderr, "--workload %q: unknown\n", c.workload)
 		return exitUsage

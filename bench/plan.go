@@ -23,9 +23,14 @@ func isCacheWorkload(w string) bool { return w == "cacheload" || w == "cachelag"
 
 // supports tells whether a peer has the recipe a workload needs.
 func supports(peer, workload string) bool {
+	if peer == "kazoo" {
+		return workload == "queue" // a peer of the queue workload alone (issue 42)
+	}
 	switch workload {
 	case "semaphore", "rwlock", "atomic":
 		return peer != "gozk" // go-zookeeper has only zk.Lock
+	case "queue":
+		return peer != "gozk"
 	case "cacheload", "cachelag":
 		return peer != "gozk" // and no cache
 	case discoveryQuery, discoveryLag:
@@ -102,6 +107,13 @@ func plan(c *config) []job {
 		if want(w) {
 			for _, v := range variants {
 				addVariant(w, 1, false, v)
+			}
+		}
+	}
+	if want("queue") {
+		for _, k := range c.ks {
+			for _, v := range queueVariants {
+				addVariant("queue", k, false, v)
 			}
 		}
 	}

@@ -57,6 +57,10 @@ type Result struct {
 	ProviderCalls int     `json:"provider_calls,omitempty"`
 	ProviderPerS  float64 `json:"provider_per_s,omitempty"`
 
+	// The queue workload (queue.go): Ops items put and taken, OpsPerS
+	// their rate end to end, P50Ms and P99Ms their put-to-take latency.
+	PutPerS float64 `json:"put_per_s,omitempty"` // Ops over the producers' time alone
+
 	// Filled in by the parent.
 	Round    int     `json:"round,omitempty"`
 	Exit     int     `json:"exit"`

@@ -24,6 +24,7 @@ type spawner struct {
 	connect string
 	self    string       // this executable
 	curator *curatorPeer // nil when unavailable
+	kazoo   *kazooPeer   // nil when unavailable or not used
 	trees   cacheTrees   // the cache workloads' (cache.go)
 
 	disc discoveryRegistry // the discovery workloads' (discovery.go)
@@ -78,9 +79,12 @@ func (s *spawner) spawn(ctx context.Context, peer string, j job, round int, root
 	}
 	args = append(args, extra...)
 	var cmd *exec.Cmd
-	if peer == "curator" {
+	switch peer {
+	case "curator":
 		cmd = s.curator.command(s.c.javaOpts, args)
-	} else {
+	case "kazoo":
+		cmd = s.kazoo.command(args)
+	default:
 		cmd = exec.Command(s.self, args...)
 	}
 	cmd.Env = append(os.Environ(), childEnv+"=1")

@@ -46,6 +46,8 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 			param = "-"
 		case isDiscoveryWorkload(j.workload):
 			param = fmt.Sprintf("N=%d", j.clients)
+		case j.workload == "queue":
+			param = fmt.Sprintf("K=%d %s", j.clients, j.variant)
 		}
 		add := func(label, unit string, value func(*Result) float64) {
 			r := row{Workload: label, Param: param, Unit: unit, Cells: map[string]*cell{}, Ratios: map[string]float64{}}
@@ -53,7 +55,7 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 				r.Cells[p] = summarize(p, j, results, unavailable, value)
 			}
 			if g := r.Cells["gocurator"]; g != nil && g.ok() {
-				for _, p := range []string{"gozk", "curator"} {
+				for _, p := range ratioPeers {
 					if o := r.Cells[p]; o != nil && o.ok() && o.Median > 0 {
 						r.Ratios[p] = g.Median / o.Median
 					}
@@ -75,6 +77,10 @@ func rows(c *config, jobs []job, results []*Result, unavailable map[string]strin
 			add("cachelag", "% changes seen", func(r *Result) float64 { return 100 * float64(r.Ops) / float64(max(r.Changes, 1)) })
 		case isDiscoveryWorkload(j.workload):
 			discoveryRows(j.workload, add)
+		case j.workload == "queue":
+			add("queue", "items/s", func(r *Result) float64 { return r.OpsPerS })
+			add("queue", "puts/s", func(r *Result) float64 { return r.PutPerS })
+			add("queue", "ms item p50", func(r *Result) float64 { return r.P50Ms })
 		case slices.Contains(c.workloads, j.workload):
 			add(j.workload, "ops/s", func(r *Result) float64 { return r.OpsPerS })
 		}
@@ -180,11 +186,12 @@ func printTable(w io.Writer, peers []string, rs []row) {
 	for _, p := range peers {
 		header = append(header, p+" (spread)")
 	}
-	var ratioPeers []string
+	peers = slices.DeleteFunc(slices.Clone(peers), func(p string) bool { return p == "kazoo" && !anyCell(rs, p) })
+	var ratios []string
 	if slices.Contains(peers, "gocurator") {
-		for _, p := range []string{"gozk", "curator"} {
+		for _, p := range ratioPeers {
 			if slices.Contains(peers, p) {
-				ratioPeers = append(ratioPeers, p)
+				ratios = append(ratios, p)
 				header = append(header, "gocurator/"+p)
 			}
 		}
@@ -195,7 +202,7 @@ func printTable(w io.Writer, peers []string, rs []row) {
 		for _, p := range peers {
 			l = append(l, formatCell(r.Cells[p], r.Unit))
 		}
-		for _, p := range ratioPeers {
+		for _, p := range ratios {
 			if v, ok := r.Ratios[p]; ok {
 				l = append(l, fmt.Sprintf("%.2fx", v))
 			} else {
@@ -221,6 +228,20 @@ func printTable(w io.Writer, peers []string, rs []row) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+// ratioPeers are the peers gocurator's figures are divided by.
+var ratioPeers = []string{"gozk", "curator", "kazoo"}
+
+// anyCell tells whether a peer has a cell other than n/a: the kazoo
+// column shows only in a table with the queue workload.
+func anyCell(rs []row, peer string) bool {
+	for _, r := range rs {
+		if c := r.Cells[peer]; c != nil && c.Status != "n/a" {
+			return true
+		}
+	}
+	return false
 }
 
 func formatCell(c *cell, unit string) string {

@@ -10,7 +10,10 @@
 #                          (GOCURATOR_NO_CURATOR=1 leaves these two out).
 #                          ZooKeeper is needed even with ZK_CONNECT set: the
 #                          suite's ensembles, and the Java peer's class path,
-#                          are always local.
+#                          are always local. For the bench's kazoo peer (the
+#                          queue workload), Debian's python3-kazoo
+#                          (GOCURATOR_NO_KAZOO=1 leaves it out; the bench then
+#                          marks kazoo unavailable).
 #   install-deps.sh demo   make demo: ZooKeeper and Java to start a local
 #                          server, or nothing at all when ZK_CONNECT names
 #                          an ensemble.
@@ -32,6 +35,9 @@ if ((!demo)) && [[ ${GOCURATOR_NO_CURATOR:-} != 1 ]]; then
     dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
   done
   command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+fi
+if ((!demo)) && [[ ${GOCURATOR_NO_KAZOO:-} != 1 ]]; then
+  dpkg-query -W -f '${Status}' python3-kazoo 2>/dev/null | grep -q 'install ok installed' || need+=(python3-kazoo)
 fi
 ((${#need[@]} == 0)) && exit 0
 

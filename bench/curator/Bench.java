@@ -14,7 +14,9 @@
 // ../rwlock.go and ../waiters.go do for the Go peers; the cache workloads
 // (CuratorCache or TreeCache, --variant) in CacheWorkloads.java, as
 // ../cache.go; the discovery workloads (curator-x-discovery) in
-// DiscoveryWorkloads.java, as ../discovery.go.
+// DiscoveryWorkloads.java, as ../discovery.go; the atomic workload in
+// AtomicWorkloads.java, the queue workload in QueueWorkloads.java, as
+// ../atomic.go and ../queue.go.
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -89,6 +91,7 @@ public class Bench {
                 case "discoveryquery": r = DiscoveryWorkloads.query(); break;
                 case "discoverylag": r = DiscoveryWorkloads.lag(); break;
                 case "atomic": r = AtomicWorkloads.atomic(clients, ops); break;
+                case "queue": r = QueueWorkloads.queue(clients, ops); break;
                 default: usage("unknown workload " + workload); return;
             }
         } catch (Throwable e) {
@@ -234,7 +237,7 @@ public class Bench {
         String impl = "curator";
         int ops, maxHolders, limit, writes, threads, watchesSeen, checked, warmupOps, changes, cacheCalls, providerCalls;
         long violations, vmhwmKB, baseKB;
-        double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS, warmupS, cachePerS, providerPerS;
+        double wallS, opsPerS, p50Ms, p99Ms, cpuMsPerOp, queueS, warmupS, cachePerS, providerPerS, putPerS;
 
         Result(int ops, long wallNanos, long cpuNanos, long[] lat) {
             this.ops = ops;
@@ -271,7 +274,8 @@ public class Bench {
                     + ",\"writes\":" + writes + ",\"warmup_ops\":" + warmupOps + ",\"warmup_s\":" + num(warmupS) + ",\"checked\":" + checked + ",\"vmhwm_kb\":" + vmhwmKB + ",\"threads\":" + threads
                     + ",\"queue_s\":" + num(queueS) + ",\"watches_seen\":" + watchesSeen
                     + ",\"cache_calls\":" + cacheCalls + ",\"cache_per_s\":" + num(cachePerS)
-                    + ",\"provider_calls\":" + providerCalls + ",\"provider_per_s\":" + num(providerPerS) + ",\"exit\":0}";
+                    + ",\"provider_calls\":" + providerCalls + ",\"provider_per_s\":" + num(providerPerS)
+                    + ",\"put_per_s\":" + num(putPerS) + ",\"exit\":0}";
         }
     }
 }

@@ -39,6 +39,9 @@ type base[T any] struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the consumer loop has returned
 	wake    chan struct{} // the lock of an item skipped was released: list again
+
+	skipMu  sync.Mutex
+	skipped []string // lock nodes of items skipped in this batch (watchSkipped)
 }
 
 func newBase[T any](client *framework.Client, queuePath string, ser Serializer[T], consume Consumer[T], k kind, allowed optionKind, opts []Option) (*base[T], error) {
@@ -281,6 +284,7 @@ func (b *base[T]) run(ctx context.Context) {
 		b.kind.sort(es)
 		b.met.depth(len(es))
 		next := b.batch(ctx, es, changed)
+		b.watchSkipped(ctx, changed)
 		var timer *time.Timer
 		var due <-chan time.Time
 		if next > 0 {
@@ -387,13 +391,27 @@ func (b *base[T]) process(ctx context.Context, e entry) {
 	if !ok {
 		return
 	}
-	defer release()
+	lockGone := false // deleted with the item, in one multi
+	defer func() {
+		if !lockGone {
+			release()
+		}
+	}()
 	data, st, err := b.client.Get(lctx, b.itemPath(e.name))
 	if err != nil {
 		b.opFailed(lctx, e, err)
 		return
 	}
 	failed, items := b.consumeAll(lctx, e, data)
+	// The consumer is done with the item: what follows must happen even if
+	// Close ended ctx meanwhile, or a clean Close would leave a consumed
+	// item in the queue, to be consumed again (the bench's queue workload
+	// found it: TestCloseAfterConsumeDeletesItem).
+	if failed >= 0 && ctx.Err() != nil {
+		return // closing: the item stays where it is, unlocked by release
+	}
+	ctx, cancel := recipe.CleanupContext(ctx)
+	defer cancel()
 	if failed >= 0 && b.o.errorMode == ErrorRequeue {
 		// Only the failed item and those after it go back (Curator requeues
 		// the whole node), under the same prefix (Curator's drops a
@@ -404,6 +422,22 @@ func (b *base[T]) process(ctx context.Context, e entry) {
 		if err != nil {
 			b.opFailed(ctx, e, fmt.Errorf("requeue: %w", err))
 		}
+		return
+	}
+	// The item and its lock node go in one multi (one round trip where
+	// Curator's takes two: the item's delete, then the lock's). It fails as
+	// a whole if either is gone: the lock node expired with a session lost
+	// meanwhile (the item is consumed all the same: it is deleted alone
+	// below), or the item deleted by another consumer that took it after
+	// such a loss (NoNode again below, ignored). Deleting the lock node
+	// when another session has made it again since (our session lost, the
+	// item redelivered) takes the item from under that consumer: it is
+	// consuming a copy already, and no third one can take it.
+	if _, err := b.client.Multi(ctx,
+		framework.DeleteOp{Path: b.itemPath(e.name), Version: -1},
+		framework.DeleteOp{Path: b.o.lockPath + "/" + e.name, Version: -1}); err == nil {
+		lockGone = true
+		b.met.taken(st)
 		return
 	}
 	if err := b.client.Delete(ctx, b.itemPath(e.name)); err != nil {
@@ -429,37 +463,28 @@ func (b *base[T]) opFailed(ctx context.Context, e entry, err error) {
 // consumer that finds it taken goes to the next item. It
 // returns the consumer's context, ended also when that node's session is
 // lost, and the release, a guaranteed delete; false if another consumer
-// holds the item. A create retried after a lost reply that finds the node
-// made by our own session takes it (Curator's would skip an item locked by
-// itself until its session ends: code reading).
+// holds the item (noted: watchSkipped watches its lock at the end of the
+// batch, if need be).
 func (b *base[T]) lock(ctx context.Context, e entry) (context.Context, func(), bool) {
 	lockNode := b.o.lockPath + "/" + e.name
-	n, err := b.client.CreateNode(ctx, lockNode, nil, framework.WithMode(framework.ModeEphemeral))
+	s, err := b.claim(ctx, lockNode)
 	if errors.Is(err, zk.ErrNoNode) { // the lock path is gone (reaped, deleted)
 		if err = b.ensure(ctx, b.o.lockPath); err == nil {
-			n, err = b.client.CreateNode(ctx, lockNode, nil, framework.WithMode(framework.ModeEphemeral))
+			s, err = b.claim(ctx, lockNode)
 		}
 	}
 	if errors.Is(err, zk.ErrNodeExists) {
-		s := b.client.Session()
-		ok, st, xerr := b.client.Exists(ctx, lockNode)
-		if xerr != nil || !ok || s == nil || st.EphemeralOwner != s.ID() {
-			b.watchLock(ctx, lockNode)
-			return nil, nil, false // another consumer's
-		}
-		n.Session, err = s, nil
+		b.skip(lockNode)
+		return nil, nil, false // another consumer's
 	}
 	if err != nil {
 		b.opFailed(ctx, e, fmt.Errorf("lock %s: %w", lockNode, err))
 		return nil, nil, false
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
-	stop := func() bool { return false }
-	if n.Session != nil {
-		stop = context.AfterFunc(n.Session.Context(), func() {
-			cancel(fmt.Errorf("queue %s: the lock of item %s: %w", b.path, e.name, curator.ErrLockLost))
-		})
-	}
+	stop := context.AfterFunc(s.Context(), func() {
+		cancel(fmt.Errorf("queue %s: the lock of item %s: %w", b.path, e.name, curator.ErrLockLost))
+	})
 	return lctx, func() {
 		stop()
 		cancel(nil)
@@ -471,22 +496,103 @@ func (b *base[T]) lock(ctx context.Context, e entry) (context.Context, func(), b
 	}, true
 }
 
-// watchLock wakes the consumer loop once lockNode, another consumer's lock
-// of an item we skipped, is deleted: by that consumer (the item consumed,
+// claim makes lockNode, ephemeral, and returns the session it belongs
+// to. It is made by a one-op multi, which the framework sends once (a
+// plain create would be sent again after a lost reply, and could not tell
+// its own earlier success from another consumer's node): so
+// zk.ErrNodeExists means the node was there before, another consumer's
+// (or ours from an earlier take of the item, its delete still pending),
+// and costs no read; Curator's loser pays the same one round trip. A lost
+// reply, or a session replaced during the call, is resolved by a read of
+// the node's owner: ours, the item is ours (Curator's would skip an item
+// locked by itself until its session ended: code reading); another's,
+// zk.ErrNodeExists; not there, the create is made again.
+// TestClaimLostReplyResolved attacks the lost reply.
+func (b *base[T]) claim(ctx context.Context, lockNode string) (*framework.Session, error) {
+	for {
+		s := b.client.Session()
+		_, err := b.client.Multi(ctx, framework.CreateOp{Path: lockNode, Mode: framework.ModeEphemeral})
+		if err == nil && s != nil && b.client.Session() == s {
+			return s, nil
+		}
+		if err != nil && !errors.Is(err, curator.ErrConnectionLoss) {
+			return nil, err
+		}
+		ok, st, xerr := b.client.Exists(ctx, lockNode)
+		now := b.client.Session()
+		switch {
+		case xerr != nil:
+			return nil, xerr
+		case ok && now != nil && st.EphemeralOwner == now.ID():
+			return now, nil
+		case ok:
+			return nil, fmt.Errorf("%w (another session's)", zk.ErrNodeExists)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// skip notes the lock node of an item another consumer holds, for the
+// consumer loop (none without a consumer: IDQueue.Remove of a queue that
+// only puts would pile them up).
+func (b *base[T]) skip(lockNode string) {
+	if b.consume == nil {
+		return
+	}
+	b.skipMu.Lock()
+	b.skipped = append(b.skipped, lockNode)
+	b.skipMu.Unlock()
+}
+
+// watchSkipped runs at the end of each batch: it makes sure the consumer
+// loop lists the queue again once an item skipped because another
+// consumer held it may be ours to take. If the queue's path changed since
+// the listing (changed is closed), the loop lists again at once anyway,
+// and tries those items again: no watch needed, and none is set (a busy
+// queue, where every consumer skips the items the others hold, pays no
+// round trip for them). Else each skipped lock node is watched: a holder
+// that consumes or requeues its item changes the queue's path, but one
+// whose session ends leaves the item there unchanged, and only its lock
+// node's deletion tells (Curator's waits for the next put: code reading).
+// A lock node deleted between the failed claim and this read is found
+// not there: the loop is woken at once. Relies on: run's select waking on
+// changed and on wake. TestSessionExpiryRedelivers attacks the unchanged
+// queue (the second consumer skips the item, then its holder's session
+// expires).
+func (b *base[T]) watchSkipped(ctx context.Context, changed <-chan struct{}) {
+	b.skipMu.Lock()
+	nodes := b.skipped
+	b.skipped = nil
+	b.skipMu.Unlock()
+	for _, node := range nodes {
+		if isDone(changed) || ctx.Err() != nil {
+			return
+		}
+		ok, _, w, err := b.client.ExistsW(ctx, node)
+		if b.watchLock(ok, w, err) {
+			return // woken already: the loop lists again
+		}
+	}
+}
+
+// watchLock wakes the consumer loop once the lock node that ExistsW (ok,
+// w, err) read, another consumer's lock of an item we skipped, is deleted: by that consumer (the item consumed,
 // or requeued) or by the server when its session ends (the item is ours to
 // take again). The queue's path may not change meanwhile, so its child
 // watch alone would leave the item there until the next put (Curator's
 // would: code reading).
-func (b *base[T]) watchLock(ctx context.Context, lockNode string) {
-	ok, _, w, err := b.client.ExistsW(ctx, lockNode)
+// It reports whether it woke the loop at once.
+func (b *base[T]) watchLock(ok bool, w *framework.Watch, err error) bool {
 	if err != nil || !ok {
 		if w != nil {
 			w.Stop()
 		}
 		b.wakeUp()
-		return
+		return true
 	}
 	w.AfterFunc(func(framework.Event) { b.wakeUp() })
+	return false
 }
 
 func (b *base[T]) wakeUp() {
