@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -299,6 +300,7 @@ func checkGoBlocks(t *testing.T, blocks []goBlock) (out []finding, dir string) {
 	}
 
 	goCmd := goTool(t)
+	fillModuleCache(t, goCmd, mod)
 	// run runs the go command in the module, offline.
 	run := func(args ...string) (stdout, stderr string, err error) {
 		cmd := exec.Command(goCmd, args...)
@@ -384,4 +386,25 @@ func checkGoBlocks(t *testing.T, blocks []goBlock) (out []finding, dir string) {
 		}
 	}
 	return sortFindings(out), tmp
+}
+
+var moduleCacheFilled sync.Once
+
+// fillModuleCache has the go command fetch, once, the go.mod of every
+// module in the module graph (go list -m all, online if GOPROXY allows).
+// A block that imports a package no module provides makes the offline go
+// command load the whole graph, go.mod files a build never reads
+// included (go-logr/stdr's requirement of logr v1.2.2): on a fresh module
+// cache the finding was "module lookup disabled" instead of the one the
+// fixture expects. Failing here (no network) leaves the offline check to
+// say what is missing.
+func fillModuleCache(t *testing.T, goCmd, mod string) {
+	moduleCacheFilled.Do(func() {
+		cmd := exec.Command(goCmd, "list", "-m", "all")
+		cmd.Dir = mod
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("go list -m all (filling the module cache): %v\n%s", err, out)
+		}
+	})
 }
