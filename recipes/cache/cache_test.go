@@ -554,3 +554,57 @@ func TestCacheFallsBackToOneShot(t *testing.T) {
 	}
 	converged(t, ctx, other, cc, k, root)
 }
+
+// A cache of the root alone (a non-recursive persistent watch) and a
+// whole-tree cache (a recursive one) on one path of one client, in either
+// order: the server keeps one watch mode per session and path
+// (ZOOKEEPER-4466), so the later one uses one-shot watches, and both
+// load and follow their changes (the later one used to ask again
+// forever, and its Start never returned).
+func TestCachesOfBothModesOnOnePath(t *testing.T) {
+	for _, order := range []string{"whole-first", "node-first"} {
+		t.Run(order, func(t *testing.T) {
+			ctx := testenv.Ctx(t, testenv.WaitLong)
+			c := newClient(t, testenv.Shared().ConnectString())
+			other := newClient(t, testenv.Shared().ConnectString())
+			root := testenv.Path(t, "/bothmodes")
+			mk(t, ctx, other, root+"/a/b")
+			whole, err := cache.New(c, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, err := cache.New(c, root, cache.WithMaxDepth(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			caches := []*cache.Cache{whole, one}
+			if order == "node-first" {
+				caches = []*cache.Cache{one, whole}
+			}
+			for _, cc := range caches {
+				t.Cleanup(func() { cc.Close() })
+				if err := cc.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := other.Set(ctx, root, []byte("v2")); err != nil {
+				t.Fatal(err)
+			}
+			mk(t, ctx, other, root+"/a/b/c")
+			testenv.Eventually(t, testenv.WaitLong, "both caches current", func() error {
+				for _, cc := range caches {
+					if n, ok := cc.Get(root); !ok || string(n.Data) != "v2" {
+						return fmt.Errorf("root %+v %v", n, ok)
+					}
+				}
+				if _, ok := whole.Get(root + "/a/b/c"); !ok {
+					return fmt.Errorf("the whole-tree cache lacks the new grandchild")
+				}
+				if _, ok := one.Get(root + "/a"); ok {
+					return fmt.Errorf("the root-only cache holds a child")
+				}
+				return nil
+			})
+		})
+	}
+}

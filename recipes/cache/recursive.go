@@ -78,8 +78,20 @@ func (c *Cache) addWatch() error {
 		if err == nil {
 			w, err = c.client.AddWatch(c.ctx, c.root, recursive, func(ev framework.Event) { c.onPersistent(gen, ev) })
 		}
-		if errors.Is(err, curator.ErrUnimplemented) {
-			c.client.Logger().Warn("cache: the server has no persistent watches (ZooKeeper before 3.6); using one-shot watches", "path", c.root)
+		// A persistent watch of the other mode on the root, held by this
+		// client (another cache of it: one with WithMaxDepth(0) beside a
+		// whole-tree one), is refused: the server keeps one mode per
+		// session and path (ZOOKEEPER-4466; Curator's two caches would
+		// overwrite each other's mode, and its recursive one go deaf
+		// below the root). This cache falls back to one-shot watches, as
+		// on a server without addWatch, rather than ask again forever.
+		conflict := errors.Is(err, curator.ErrInvalidArgument)
+		if conflict || errors.Is(err, curator.ErrUnimplemented) {
+			why := "the server has no persistent watches (ZooKeeper before 3.6)"
+			if conflict {
+				why = "this client holds a persistent watch of the other mode on the root (ZOOKEEPER-4466)"
+			}
+			c.client.Logger().Warn("cache: using one-shot watches: "+why, "path", c.root)
 			c.mu.Lock()
 			c.recursive = false
 			c.enqueueLocked(task{c.root, readData})
