@@ -53,20 +53,11 @@ func (c *Client) GetMany(ctx context.Context, paths []string) ([]GetResult, erro
 		return nil, err
 	}
 	res, err := call(c, ctx, op, paths[0], func(conn *zk.Conn) ([]GetResult, error) {
-		c.mu.Lock()
-		l, same := c.link, c.conn == conn
-		c.mu.Unlock()
-		if !same {
-			return nil, errOwnLost
-		}
-		r, err := l.sendFor(opMultiRead, body, nil, true)
+		reply, err := c.ownRequest(conn, opMultiRead, body, nil, true)
 		if err != nil {
 			return nil, err
 		}
-		if err := codeError(r.code); err != nil {
-			return nil, err
-		}
-		return parseMultiRead(r.body, len(paths))
+		return parseMultiRead(reply, len(paths))
 	})
 	return res, err
 }
@@ -122,11 +113,7 @@ func parseMultiRead(b []byte, n int) ([]GetResult, error) {
 			if !ok {
 				return nil, errBadMultiReply
 			}
-			err := codeError(code)
-			if code == errNoNode {
-				err = zk.ErrNoNode
-			}
-			out = append(out, GetResult{Err: err})
+			out = append(out, GetResult{Err: codeError(code)})
 		case opGetData:
 			k, ok := i32()
 			if !ok || int(k) > len(b) {

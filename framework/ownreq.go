@@ -59,17 +59,12 @@ type ownResult struct {
 var errOwnLost = &codedError{curator.ErrConnectionLoss, errors.New("framework: connection lost before the reply")}
 
 // send writes the own request (op code, body) on the link's current
-// connection and waits for its reply's error code. A link with no live
-// connection, a connection gone before the reply or one whose credentials
-// are not yet written fail as a connection loss (errOwnLost), which the
-// retry loop retries; send is only called from a call's attempt.
-func (l *link) send(op int32, body []byte, onReply func(int32)) (int32, error) {
-	r, err := l.sendFor(op, body, onReply, false)
-	return r.code, err
-}
-
-// sendFor is send, with the reply's body if wantBody.
-func (l *link) sendFor(op int32, body []byte, onReply func(int32), wantBody bool) (ownResult, error) {
+// connection and waits for its reply (its error code, and its body if
+// wantBody). A link with no live connection, a connection gone before the
+// reply or one whose credentials are not yet written fail as a connection
+// loss (errOwnLost), which the retry loop retries; send is only called
+// from a call's attempt.
+func (l *link) send(op int32, body []byte, onReply func(int32), wantBody bool) (ownResult, error) {
 	l.mu.Lock()
 	s := l.cur
 	l.mu.Unlock()
@@ -187,6 +182,8 @@ func codeError(code int32) error {
 		return errNoWatcher
 	case codeBadArguments:
 		return zk.ErrBadArguments
+	case errNoNode:
+		return zk.ErrNoNode
 	case -4:
 		return errOwnLost
 	case -112:

@@ -44,10 +44,8 @@ type PersistentWatch struct {
 	recursive bool
 	fn        func(Event)
 
-	qmu      sync.Mutex
-	queue    []Event
-	draining bool
-	ended    bool // stopped, or ended by the session or the client: nothing more is queued
+	q     serial[Event] // calls fn
+	ended bool          // guarded by q.mu: stopped, or ended by the session or the client: nothing more is queued
 }
 
 // maxPersistentQueue bounds the events waiting for a persistent watch's
@@ -268,39 +266,16 @@ func (w *PersistentWatch) push(ev Event) { w.queueEvent(ev, false) }
 func (w *PersistentWatch) end(ev Event) { w.queueEvent(ev, true) }
 
 func (w *PersistentWatch) queueEvent(ev Event, last bool) {
-	w.qmu.Lock()
-	if w.ended {
-		w.qmu.Unlock()
-		return
-	}
-	w.ended = last
-	if len(w.queue) >= maxPersistentQueue {
-		w.queue = append(w.queue[:0], Event{Type: EventMissed, Path: w.path})
-	}
-	w.queue = append(w.queue, ev)
-	start := !w.draining
-	w.draining = true
-	w.qmu.Unlock()
-	if start {
-		go w.drain()
-	}
-}
-
-func (w *PersistentWatch) drain() {
-	for {
-		w.qmu.Lock()
-		if len(w.queue) == 0 {
-			w.draining = false
-			w.queue = nil
-			w.qmu.Unlock()
-			return
+	w.q.add(func(q []Event) []Event {
+		if w.ended {
+			return q
 		}
-		ev := w.queue[0]
-		w.queue[0] = Event{}
-		w.queue = w.queue[1:]
-		w.qmu.Unlock()
-		w.fn(ev)
-	}
+		w.ended = last
+		if len(q) >= maxPersistentQueue {
+			q = append(q[:0], Event{Type: EventMissed, Path: w.path})
+		}
+		return append(q, ev)
+	})
 }
 
 // AddWatch sets a persistent watch on path (recursive: on path and every
@@ -330,6 +305,7 @@ func (c *Client) AddWatch(ctx context.Context, path string, recursive bool, fn f
 	unlock := r.lock(full)
 	defer unlock()
 	w := &PersistentWatch{c: c, reg: r, full: full, path: path, recursive: recursive, fn: fn}
+	w.q.run = fn
 	r.mu.Lock()
 	if e := r.m[full]; e != nil {
 		defer r.mu.Unlock()
@@ -387,10 +363,10 @@ func (w *PersistentWatch) Stop(ctx context.Context) error {
 	if ctx == nil {
 		return &OpError{op, w.path, fmt.Errorf("%w: nil context", curator.ErrInvalidArgument)}
 	}
-	w.qmu.Lock()
-	w.ended = true
-	w.queue = nil
-	w.qmu.Unlock()
+	w.q.add(func([]Event) []Event {
+		w.ended = true
+		return nil
+	})
 	r, c := w.reg, w.c
 	unlock := r.lock(w.full)
 	defer unlock()
@@ -456,22 +432,31 @@ const watcherTypeAny = 3
 // sendOwn sends an own request on conn's link (ownreq.go) and maps its
 // reply code to an error.
 func (c *Client) sendOwn(conn *zk.Conn, op int32, body []byte, onReply func(*link, int32)) error {
+	_, err := c.ownRequest(conn, op, body, onReply, false)
+	return err
+}
+
+// ownRequest sends an own request on the link of conn, the connection
+// of the call's attempt (another connection by now: errOwnLost, which the
+// retry loop retries), and maps its reply code to an error; with
+// wantBody, the reply's body comes back too.
+func (c *Client) ownRequest(conn *zk.Conn, op int32, body []byte, onReply func(*link, int32), wantBody bool) ([]byte, error) {
 	c.mu.Lock()
 	l := c.link
 	same := c.conn == conn
 	c.mu.Unlock()
 	if !same {
-		return errOwnLost
+		return nil, errOwnLost
 	}
 	var f func(int32)
 	if onReply != nil {
 		f = func(code int32) { onReply(l, code) }
 	}
-	code, err := l.send(op, body, f)
+	r, err := l.send(op, body, f, wantBody)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return codeError(code)
+	return r.body, codeError(r.code)
 }
 
 // forgetHeld drops the one-shot watches of path the link holds: a

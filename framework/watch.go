@@ -119,12 +119,12 @@ type watchMux struct {
 	mu      sync.Mutex
 	entries map[watchKey]*watchEntry
 
-	qmu      sync.Mutex // guards queue and draining: AfterFunc calls due, in event order (runAfter)
-	queue    []afterCall
-	draining bool // a goroutine is calling them
+	after serial[afterCall] // AfterFunc calls due, in event order (runAfter)
 }
 
-func newWatchMux() *watchMux { return &watchMux{entries: map[watchKey]*watchEntry{}} }
+func newWatchMux() *watchMux {
+	return &watchMux{entries: map[watchKey]*watchEntry{}, after: serial[afterCall]{run: func(c afterCall) { c.fn(c.ev) }}}
+}
 
 // add registers a waiter and reports whether a server watch is already
 // armed (then a plain read suffices: the armed watch fires on any change
@@ -221,30 +221,48 @@ func (m *watchMux) runAfter(calls []afterCall) {
 	if len(calls) == 0 {
 		return
 	}
-	m.qmu.Lock()
-	m.queue = append(m.queue, calls...)
-	start := !m.draining
-	m.draining = true
-	m.qmu.Unlock()
+	m.after.add(func(q []afterCall) []afterCall { return append(q, calls...) })
+}
+
+// serial calls run with each item queued, in order, one at a time, on a
+// goroutine that runs only while items are due (so no goroutine waits per
+// watch, and none is left once the queue is empty). The AfterFunc calls
+// of the one-shot watches and each persistent watch's events use it.
+type serial[T any] struct {
+	run      func(T)
+	mu       sync.Mutex // guards queue, draining, and what add's functions guard with it
+	queue    []T
+	draining bool // a goroutine is calling run
+}
+
+// add sets the queue to f(queue), under the queue's lock, and starts a
+// goroutine to call run if items are due and none is.
+func (s *serial[T]) add(f func(q []T) []T) {
+	s.mu.Lock()
+	s.queue = f(s.queue)
+	start := !s.draining && len(s.queue) > 0
+	s.draining = s.draining || start
+	s.mu.Unlock()
 	if start {
-		go m.drain()
+		go s.drain()
 	}
 }
 
-func (m *watchMux) drain() {
+func (s *serial[T]) drain() {
+	var zero T
 	for {
-		m.qmu.Lock()
-		if len(m.queue) == 0 {
-			m.draining = false
-			m.queue = nil
-			m.qmu.Unlock()
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.draining = false
+			s.queue = nil
+			s.mu.Unlock()
 			return
 		}
-		c := m.queue[0]
-		m.queue[0] = afterCall{}
-		m.queue = m.queue[1:]
-		m.qmu.Unlock()
-		c.fn(c.ev)
+		it := s.queue[0]
+		s.queue[0] = zero
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		s.run(it)
 	}
 }
 

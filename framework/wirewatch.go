@@ -273,8 +273,7 @@ func encodeSetWatches(zxid int64, lists [5][]string, v2 bool) [][]byte {
 		for _, l := range cur[:nl] {
 			b = binary.BigEndian.AppendUint32(b, uint32(len(l)))
 			for _, p := range l {
-				b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
-				b = append(b, p...)
+				b = appendString(b, p)
 			}
 		}
 		binary.BigEndian.PutUint32(b, uint32(len(b)-4))
