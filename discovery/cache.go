@@ -33,8 +33,7 @@ type Cache[T any] struct {
 	mu        sync.Mutex
 	instances map[string]Instance[T] // by id
 	snap      *snapshot[T]           // sorted by id, shared read-only; nil: to be made again
-	listeners map[int]func(Event[T])
-	nextID    int
+	listeners recipe.Listeners[Event[T]]
 	ready     chan struct{} // closed on the cache's EventInitialized
 	remove    func()
 }
@@ -59,7 +58,7 @@ func (d *Discovery[T]) NewCache(name string) (*Cache[T], error) {
 		return nil, err
 	}
 	sc := &Cache[T]{d: d, name: name, c: c, met: d.cacheMetrics(name), instances: map[string]Instance[T]{},
-		listeners: map[int]func(Event[T]){}, ready: make(chan struct{})}
+		ready: make(chan struct{})}
 	sc.remove = c.AddListener(sc.event)
 	return sc, nil
 }
@@ -133,16 +132,7 @@ func (sc *Cache[T]) Instance(id string) (Instance[T], bool) {
 // change from now on (Curator's ServiceCacheListener.cacheChanged, with
 // the change); remove removes it. fn must not call Close.
 func (sc *Cache[T]) AddListener(fn func(Event[T])) (remove func()) {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	id := sc.nextID
-	sc.nextID++
-	sc.listeners[id] = fn
-	return func() {
-		sc.mu.Lock()
-		delete(sc.listeners, id)
-		sc.mu.Unlock()
-	}
+	return sc.listeners.Add(fn)
 }
 
 // Close stops the cache; its instances stay readable. Closing twice is a
@@ -203,18 +193,7 @@ func (sc *Cache[T]) event(e cache.Event) {
 }
 
 func (sc *Cache[T]) tell(ev Event[T]) {
-	sc.mu.Lock()
-	fns := make([]func(Event[T]), 0, len(sc.listeners))
-	ids := make([]int, 0, len(sc.listeners))
-	for id := range sc.listeners {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
-		fns = append(fns, sc.listeners[id])
-	}
-	sc.mu.Unlock()
-	for _, fn := range fns {
+	for _, fn := range sc.listeners.Snapshot() {
 		fn(ev)
 	}
 }

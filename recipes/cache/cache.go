@@ -137,8 +137,7 @@ type Cache struct {
 	isDirty   map[string]bool
 	view      map[string]*Node // what the consumer was told
 	dwake     chan struct{}
-	listeners map[int]func(Event)
-	nextID    int
+	listeners recipe.Listeners[Event]
 	events    chan Event
 
 	stop context.CancelFunc
@@ -211,7 +210,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Cache, error) 
 	c := &Cache{client: client, root: path, o: o, recursive: !o.oneShot && !defaultOneShot, orphans: map[string][]string{},
 		nodes: map[string]*entry{}, queued: map[task]bool{}, busy: map[string]bool{},
 		wake: make(chan struct{}, 1), initDone: make(chan struct{}), isDirty: map[string]bool{},
-		view: map[string]*Node{}, dwake: make(chan struct{}, 1), listeners: map[int]func(Event){}}
+		view: map[string]*Node{}, dwake: make(chan struct{}, 1)}
 	c.met = newMetrics(c)
 	return c, nil
 }
@@ -291,16 +290,7 @@ func (c *Cache) Size() int {
 // AddListener adds fn, called on the cache's delivery goroutine for every
 // event from now on; remove removes it.
 func (c *Cache) AddListener(fn func(Event)) (remove func()) {
-	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	id := c.nextID
-	c.nextID++
-	c.listeners[id] = fn
-	return func() {
-		c.dmu.Lock()
-		delete(c.listeners, id)
-		c.dmu.Unlock()
-	}
+	return c.listeners.Add(fn)
 }
 
 // Events returns a channel of every event from its first call on, closed

@@ -65,10 +65,7 @@ func (c *Cache) deliver() {
 				c.view[p] = now
 			}
 		}
-		fns := make([]func(Event), 0, len(c.listeners))
-		for _, fn := range c.listeners {
-			fns = append(fns, fn)
-		}
+		fns := c.listeners.Snapshot()
 		ch := c.events
 		c.dmu.Unlock()
 		for _, ev := range evs {

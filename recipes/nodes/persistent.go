@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,8 +67,7 @@ type PersistentNode struct {
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the loop ends
 
-	listeners map[int]func(path string) // AddListener's, by key
-	nextKey   int
+	listeners recipe.Listeners[string] // AddListener's
 }
 
 // NewPersistentNode returns a PersistentNode for path, not started: a
@@ -529,37 +527,13 @@ func (n *PersistentNode) setOwned(owned bool, owner int64) {
 // Close. remove removes it (a call under way may still finish after it
 // returns); after Close returns there is no call.
 func (n *PersistentNode) AddListener(fn func(path string)) (remove func()) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.listeners == nil {
-		n.listeners = map[int]func(string){}
-	}
-	k := n.nextKey
-	n.nextKey++
-	n.listeners[k] = fn
-	return func() {
-		n.mu.Lock()
-		delete(n.listeners, k)
-		n.mu.Unlock()
-	}
+	return n.listeners.Add(fn)
 }
 
 // tell calls the listeners with path, in the order they were added.
 func (n *PersistentNode) tell(path string) {
-	n.mu.Lock()
-	keys := make([]int, 0, len(n.listeners))
-	for k := range n.listeners {
-		keys = append(keys, k)
-	}
-	n.mu.Unlock()
-	slices.Sort(keys)
-	for _, k := range keys {
-		n.mu.Lock()
-		fn, ok := n.listeners[k]
-		n.mu.Unlock()
-		if ok {
-			fn(path)
-		}
+	for _, fn := range n.listeners.Snapshot() {
+		fn(path)
 	}
 }
 

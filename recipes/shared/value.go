@@ -56,8 +56,7 @@ type Value struct {
 	closed    bool
 	cancel    context.CancelFunc
 	done      chan struct{} // closed when the goroutines end; nil if none
-	listeners map[int]func(VersionedValue[[]byte])
-	nextID    int
+	listeners recipe.Listeners[VersionedValue[[]byte]]
 }
 
 // NewValue returns a shared value at path, made with seed (copied) by
@@ -74,7 +73,7 @@ func newValue(client *framework.Client, path string, seed []byte, what string, c
 	}
 	return &Value{client: client, path: path, seed: bytes.Clone(seed), check: check, what: what,
 		value:   VersionedValue[[]byte]{Version: -1, Zxid: -1},
-		changed: make(chan struct{}), listeners: map[int]func(VersionedValue[[]byte]){}}, nil
+		changed: make(chan struct{})}, nil
 }
 
 // Path returns the node's path.
@@ -230,12 +229,10 @@ func (v *Value) deliver(ctx context.Context, changed <-chan struct{}) {
 		case <-changed:
 		}
 		v.mu.Lock()
-		cur, fns := v.value, make([]func(VersionedValue[[]byte]), 0, len(v.listeners))
+		cur := v.value
 		changed = v.changed
-		for _, fn := range v.listeners {
-			fns = append(fns, fn)
-		}
 		v.mu.Unlock()
+		fns := v.listeners.Snapshot()
 		for _, fn := range fns {
 			if ctx.Err() != nil {
 				return
@@ -278,19 +275,7 @@ func (v *Value) Changed() <-chan struct{} {
 // while a listener runs coalesce: fn sees the latest). remove removes it.
 // fn must not call Close. A nil fn is ignored.
 func (v *Value) AddListener(fn func(VersionedValue[[]byte])) (remove func()) {
-	if fn == nil {
-		return func() {}
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	id := v.nextID
-	v.nextID++
-	v.listeners[id] = fn
-	return func() {
-		v.mu.Lock()
-		delete(v.listeners, id)
-		v.mu.Unlock()
-	}
+	return v.listeners.Add(fn)
 }
 
 // SetValue sets the value unconditionally (Curator's setValue); Value
