@@ -17,7 +17,9 @@ import (
 // increasing order, across processes they interleave by range, and the
 // rest of a range is skipped when its object is dropped. An ID
 // generator, not a count: the counter says how many numbers were
-// reserved, not how many were used.
+// reserved, not how many were used. Unique only while the counter never
+// moves back: after a reset (ForceSet lower, the node made again) numbers
+// may be handed out twice, as with Curator's.
 type CachedLong struct{ cached[int64] }
 
 // CachedInt is Curator's CachedAtomicInteger: CachedLong on an Int.
@@ -87,6 +89,15 @@ func (c *cached[T]) Next(ctx context.Context) (Result[T], error) {
 		return Result[T]{}, fmt.Errorf("atomic: %s: %w", c.n.v.path, ctx.Err())
 	}
 	defer func() { <-c.turn }()
+	// A decision on local knowledge: numbers of a range reserved earlier
+	// are handed out without asking the server. Relies on: the counter
+	// only moving forward, by Adds, so no one else reserves this range.
+	// Broken by: the counter moved back (ForceSet or TrySet to a lower
+	// value, the node deleted and made again, an operator's reset); then
+	// a later reservation of a process may cover numbers this range has
+	// still to hand out, as in Curator's CachedAtomicLong. Attacked by:
+	// TestCachedRangeOutlivesAReset (the range goes on after a reset;
+	// the next reservation reads the reset value).
 	var res Result[T]
 	if !c.have {
 		r, err := c.n.Add(ctx, c.factor)
