@@ -59,3 +59,37 @@ func ExampleCache() {
 	// timeout is 5s
 	// /config/timeout is now 10s
 }
+
+// WithOneShotWatches keeps TreeCache's standard watches (a data watch per
+// node, a child watch per parent) instead of one persistent recursive
+// watch: for servers before ZooKeeper 3.6 the cache falls back to it by
+// itself. WithMaxDepth(0) caches the root alone (NodeCache).
+func ExampleWithOneShotWatches() {
+	srv, err := zktest.NewServer() // a real ZooKeeper for the example
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := framework.New(srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := client.Create(ctx, "/flags/beta", []byte("on"), framework.WithParents()); err != nil {
+		log.Fatal(err)
+	}
+	c, err := cache.New(client, "/flags", cache.WithOneShotWatches(), cache.WithMaxDepth(1))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	n, ok := c.Get("/flags/beta")
+	fmt.Println(string(n.Data), ok)
+	// Output:
+	// on true
+}
